@@ -1,0 +1,11 @@
+/**
+ * `npm run bench`: runs every benchmark and prints figures beside their floors and ratios.
+ * It never fails on speed. `npm run bench -- --full` adds the largest sizes.
+ */
+import { coreBenchmarks } from './core.js'
+import { printTable, type Row } from './measure.js'
+
+const full = process.argv.includes('--full')
+const rows: Row[] = []
+rows.push(...coreBenchmarks({ full }))
+printTable(rows)

@@ -1,0 +1,25 @@
+#!/usr/bin/env node
+// The rudder command. `--version` is answered here so it loads nothing else (bench B10).
+import { readFileSync } from 'node:fs'
+
+const args = process.argv.slice(2)
+if (args.length === 1 && (args[0] === '--version' || args[0] === '-v')) {
+  const manifest = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8'))
+  process.stdout.write(`rudder ${manifest.version}\n`)
+} else {
+  let cli
+  try {
+    cli = await import('../dist/frontends/cli/main.js')
+  } catch (error) {
+    if (error?.code !== 'ERR_MODULE_NOT_FOUND') throw error
+    process.stderr.write(
+      'rudder: dist/ is missing. Build it with `npm run build` (npm ci does this for you).\n',
+    )
+    process.exit(2)
+  }
+  process.exitCode = await cli.main(args, {
+    stdout: process.stdout,
+    stderr: process.stderr,
+    env: process.env,
+  })
+}

@@ -1,0 +1,7 @@
+export * from './errors.js'
+export * from './events.js'
+export * from './invariants.js'
+export * from './json.js'
+export * from './projection.js'
+export * from './session.js'
+export * from './values.js'

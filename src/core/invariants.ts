@@ -1,0 +1,395 @@
+/**
+ * The log invariants of SPEC §3.3 (rules 1–3), checked incrementally: `createLogChecker()`
+ * costs O(size of the event) per event, so a live session can check every append.
+ */
+import { type CoreEvent, isCoreEvent, type SessionEvent } from './events.js'
+import type { ToolCallBlock } from './values.js'
+
+/** The rule a problem breaks. */
+export type LogRule =
+  | 'seq-contiguous'
+  | 'turn-balance'
+  | 'step-balance'
+  | 'placement'
+  | 'tool-pairing'
+  | 'compaction'
+
+/** One broken invariant, located by seq. */
+export type LogProblem = { readonly seq: number; readonly rule: LogRule; readonly message: string }
+
+export type LogCheckOptions = {
+  /**
+   * Accept a log whose last turn (or step) is still open: a live session mid-turn, or a
+   * crashed log before repair. Default false: turns must be balanced.
+   */
+  readonly allowOpenTurn?: boolean
+  /** Extension event types their plugin allows between turns (others must stand inside one). */
+  readonly eventsAllowedBetweenTurns?: readonly string[]
+}
+
+/** Checks events one at a time, in order. */
+export interface LogChecker {
+  /** Problems the event would cause, without taking it in (call `record` to do that). */
+  check(event: SessionEvent): LogProblem[]
+  /** Problems the event causes; the state advances regardless, so one bad event is reported once. */
+  record(event: SessionEvent): LogProblem[]
+  /** Problems of the log as a whole once no more events follow (an open turn, say). */
+  finish(): LogProblem[]
+  /** The turn open after the events checked so far, or undefined. */
+  readonly openTurn: number | undefined
+  /** The number of the last turn started (0 if none). */
+  readonly lastTurn: number
+}
+
+/** Runs every invariant over a whole log. Returns no problems when the log is valid. */
+export function checkLog(
+  events: readonly SessionEvent[],
+  options: LogCheckOptions = {},
+): LogProblem[] {
+  const checker = createLogChecker(options)
+  const problems: LogProblem[] = []
+  for (const event of events) problems.push(...checker.record(event))
+  if (!options.allowOpenTurn) problems.push(...checker.finish())
+  return problems
+}
+
+type StepState = {
+  readonly turn: number
+  readonly step: number
+  readonly startSeq: number
+  assistantSeq: number | undefined
+  calls: readonly ToolCallBlock[]
+  /** Index in `calls` of the next result expected. */
+  resultIndex: number
+  started: Set<string>
+}
+
+/** Creates an incremental checker (see `checkLog`). */
+export function createLogChecker(options: LogCheckOptions = {}): LogChecker {
+  const outOfTurnExtensions = new Set(options.eventsAllowedBetweenTurns ?? [])
+  let nextSeq = 0
+  let lastTurn = 0
+  let openTurn: { turn: number; seq: number; lastStep: number } | undefined
+  let step: StepState | undefined
+  // Seqs that may be a compaction's firstKeptSeq (SPEC §10), one byte per event.
+  let boundaries = new Uint8Array(1024)
+
+  function markBoundary(seq: number): void {
+    if (seq >= boundaries.length) {
+      const grown = new Uint8Array(Math.max(boundaries.length * 2, seq + 1))
+      grown.set(boundaries)
+      boundaries = grown
+    }
+    boundaries[seq] = 1
+  }
+
+  function problemsOf(event: CoreEvent): LogProblem[] {
+    const seq = event.seq
+    const out: LogProblem[] = []
+    const fail = (rule: LogRule, message: string) => {
+      out.push({ seq, rule, message: `seq ${seq} (${event.type}): ${message}` })
+    }
+    const outsideStep = (what: string) => {
+      if (step)
+        fail(
+          'placement',
+          `${what} may not stand inside a step (step ${step.step} of turn ${step.turn} is open since seq ${step.startSeq})`,
+        )
+    }
+    const insideStep = (): StepState | undefined => {
+      if (!step)
+        fail('placement', 'execution events may only stand inside a step (no step is open)')
+      return step
+    }
+    switch (event.type) {
+      case 'user/message':
+        outsideStep('a user message')
+        break
+      case 'steering/message':
+        if (!openTurn) fail('placement', 'steering may only stand inside a turn (no turn is open)')
+        else if (event.data.turn !== openTurn.turn)
+          fail(
+            'placement',
+            `steering names turn ${event.data.turn} but turn ${openTurn.turn} is open`,
+          )
+        outsideStep('steering')
+        break
+      case 'turn/start': {
+        const expected = lastTurn + 1
+        if (openTurn)
+          fail(
+            'turn-balance',
+            `turn ${event.data.turn} starts while turn ${openTurn.turn} (opened at seq ${openTurn.seq}) is still open`,
+          )
+        if (event.data.turn !== expected)
+          fail(
+            'turn-balance',
+            `turn ${event.data.turn} starts, but turns are numbered in order and the next is ${expected}`,
+          )
+        if (event.data.trigger !== 'prompt' && event.data.trigger !== 'continue')
+          fail('turn-balance', `unknown trigger ${JSON.stringify(event.data.trigger)}`)
+        break
+      }
+      case 'turn/end':
+        if (!openTurn) fail('turn-balance', `turn ${event.data.turn} ends but no turn is open`)
+        else if (event.data.turn !== openTurn.turn)
+          fail(
+            'turn-balance',
+            `turn/end names turn ${event.data.turn} but turn ${openTurn.turn} is open`,
+          )
+        if (step)
+          fail(
+            'step-balance',
+            `turn ends while step ${step.step} (opened at seq ${step.startSeq}) is still open`,
+          )
+        break
+      case 'step/start':
+        if (!openTurn) fail('placement', 'a step may only start inside a turn (no turn is open)')
+        else {
+          if (event.data.turn !== openTurn.turn)
+            fail(
+              'step-balance',
+              `step/start names turn ${event.data.turn} but turn ${openTurn.turn} is open`,
+            )
+          if (event.data.step !== openTurn.lastStep + 1)
+            fail(
+              'step-balance',
+              `step ${event.data.step} starts, but steps count from 1 in each turn and the next is ${openTurn.lastStep + 1}`,
+            )
+        }
+        if (step)
+          fail(
+            'step-balance',
+            `step ${event.data.step} starts while step ${step.step} (opened at seq ${step.startSeq}) is still open`,
+          )
+        break
+      case 'step/end': {
+        const open = insideStep()
+        if (open) {
+          if (event.data.turn !== open.turn || event.data.step !== open.step)
+            fail(
+              'step-balance',
+              `step/end names turn ${event.data.turn} step ${event.data.step} but step ${open.step} of turn ${open.turn} is open`,
+            )
+          const missing = open.calls.slice(open.resultIndex).map((call) => call.id)
+          if (missing.length > 0)
+            fail(
+              'tool-pairing',
+              `the step ends but tool call(s) ${missing.join(', ')} have no result`,
+            )
+        }
+        break
+      }
+      case 'request/header': {
+        const open = insideStep()
+        if (open && open.assistantSeq !== undefined)
+          fail(
+            'placement',
+            `the request header must come before the step's assistant message (seq ${open.assistantSeq})`,
+          )
+        break
+      }
+      case 'assistant/message': {
+        const open = insideStep()
+        if (open && open.assistantSeq !== undefined)
+          fail(
+            'placement',
+            `a step holds at most one assistant message; this step has one at seq ${open.assistantSeq}`,
+          )
+        const ids = new Set<string>()
+        for (const block of event.data.content ?? []) {
+          if (block.type !== 'tool-call') continue
+          if (ids.has(block.id))
+            fail('tool-pairing', `tool call id ${block.id} appears twice in one message`)
+          ids.add(block.id)
+        }
+        break
+      }
+      case 'tool/call': {
+        const open = insideStep()
+        if (!open) break
+        const callId = event.data.callId
+        const index = open.calls.findIndex((call) => call.id === callId)
+        if (open.assistantSeq === undefined)
+          fail('tool-pairing', `tool/call ${callId} has no assistant message before it in its step`)
+        else if (index < 0)
+          fail(
+            'tool-pairing',
+            `tool/call ${callId} is not a call of the step's assistant message (seq ${open.assistantSeq})`,
+          )
+        else if (index < open.resultIndex)
+          fail('tool-pairing', `tool/call ${callId} comes after its own result`)
+        else if (open.started.has(callId))
+          fail('tool-pairing', `tool/call ${callId} is logged twice`)
+        else if (open.calls[index]?.name !== event.data.name)
+          fail(
+            'tool-pairing',
+            `tool/call ${callId} names tool ${JSON.stringify(event.data.name)} but the message called ${JSON.stringify(open.calls[index]?.name)}`,
+          )
+        break
+      }
+      case 'tool/result': {
+        const open = insideStep()
+        if (!open) break
+        const callId = event.data.callId
+        const expected = open.calls[open.resultIndex]
+        if (open.assistantSeq === undefined)
+          fail(
+            'tool-pairing',
+            `tool/result ${callId} has no assistant message before it in its step`,
+          )
+        else if (!expected)
+          fail(
+            'tool-pairing',
+            `tool/result ${callId} has no call waiting for a result (the message at seq ${open.assistantSeq} made ${open.calls.length} call(s), all answered)`,
+          )
+        else if (expected.id !== callId) {
+          const known = open.calls.some((call) => call.id === callId)
+          fail(
+            'tool-pairing',
+            known
+              ? `results must follow call order: expected the result of ${expected.id} before ${callId}`
+              : `tool/result ${callId} answers no call of the message at seq ${open.assistantSeq}`,
+          )
+        } else if (expected.name !== event.data.name)
+          fail(
+            'tool-pairing',
+            `tool/result ${callId} names tool ${JSON.stringify(event.data.name)} but the call was to ${JSON.stringify(expected.name)}`,
+          )
+        break
+      }
+      case 'compaction': {
+        outsideStep('compaction')
+        const kept = event.data.firstKeptSeq
+        if (!Number.isInteger(kept) || kept < 0 || kept > seq)
+          fail(
+            'compaction',
+            `firstKeptSeq ${kept} must be a seq between 0 and the compaction's own seq ${seq}`,
+          )
+        else if (kept < seq && boundaries[kept] !== 1)
+          fail(
+            'compaction',
+            `firstKeptSeq ${kept} must be the seq of a turn/start, a step/start, or a user or steering message outside a step, so no assistant message is cut from its tool results`,
+          )
+        break
+      }
+      default:
+        assertNeverEvent(event)
+    }
+    return out
+  }
+
+  function advance(event: CoreEvent): void {
+    switch (event.type) {
+      case 'user/message':
+      case 'steering/message':
+        markBoundary(event.seq)
+        break
+      case 'turn/start':
+        lastTurn = event.data.turn
+        openTurn = { turn: event.data.turn, seq: event.seq, lastStep: 0 }
+        markBoundary(event.seq)
+        break
+      case 'turn/end':
+        openTurn = undefined
+        break
+      case 'step/start':
+        if (openTurn) openTurn.lastStep = event.data.step
+        step = {
+          turn: event.data.turn,
+          step: event.data.step,
+          startSeq: event.seq,
+          assistantSeq: undefined,
+          calls: [],
+          resultIndex: 0,
+          started: new Set(),
+        }
+        markBoundary(event.seq)
+        break
+      case 'step/end':
+        step = undefined
+        break
+      case 'assistant/message':
+        if (step) {
+          step.assistantSeq = event.seq
+          step.calls = (event.data.content ?? []).filter(
+            (block): block is ToolCallBlock => block.type === 'tool-call',
+          )
+        }
+        break
+      case 'tool/call':
+        step?.started.add(event.data.callId)
+        break
+      case 'tool/result':
+        if (step) step.resultIndex++
+        break
+      case 'request/header':
+      case 'compaction':
+        break
+      default:
+        assertNeverEvent(event)
+    }
+  }
+
+  function inspect(event: SessionEvent, takeIn: boolean): LogProblem[] {
+    if (event.seq !== nextSeq) {
+      const problem: LogProblem = {
+        seq: event.seq,
+        rule: 'seq-contiguous',
+        message: `seq ${event.seq} (${event.type}): seqs must be contiguous from 0; expected seq ${nextSeq}`,
+      }
+      if (takeIn) nextSeq = event.seq + 1
+      return [problem]
+    }
+    if (!isCoreEvent(event)) {
+      if (takeIn) nextSeq++
+      if (!openTurn && !outOfTurnExtensions.has(event.type)) {
+        return [
+          {
+            seq: event.seq,
+            rule: 'placement',
+            message: `seq ${event.seq} (${event.type}): extension events must stand inside a turn unless their plugin allows them between turns`,
+          },
+        ]
+      }
+      return []
+    }
+    const problems = problemsOf(event)
+    if (takeIn) {
+      advance(event)
+      nextSeq++
+    }
+    return problems
+  }
+
+  return {
+    check: (event) => inspect(event, false),
+    record: (event) => inspect(event, true),
+    finish() {
+      const out: LogProblem[] = []
+      if (step)
+        out.push({
+          seq: step.startSeq,
+          rule: 'step-balance',
+          message: `seq ${step.startSeq} (step/start): step ${step.step} of turn ${step.turn} is never closed`,
+        })
+      if (openTurn)
+        out.push({
+          seq: openTurn.seq,
+          rule: 'turn-balance',
+          message: `seq ${openTurn.seq} (turn/start): turn ${openTurn.turn} is never closed (a crashed log is repaired when a store opens it)`,
+        })
+      return out
+    },
+    get openTurn() {
+      return openTurn?.turn
+    },
+    get lastTurn() {
+      return lastTurn
+    },
+  }
+}
+
+function assertNeverEvent(event: never): never {
+  throw new Error(`unhandled event type ${(event as { type: string }).type}`)
+}

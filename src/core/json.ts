@@ -1,0 +1,107 @@
+/**
+ * Plain-JSON checking, copying and freezing. The log holds only plain JSON so that every
+ * store writes exactly what the live session holds.
+ */
+import { RudderError } from './errors.js'
+import type { JsonValue } from './values.js'
+
+/**
+ * Deep-copies `value` into frozen plain JSON. Throws `INVALID_EVENT_DATA` naming `what` and the
+ * path of the first field that is not plain JSON (undefined, a function, a Date, a Map, a class
+ * instance, a cycle, a non-finite number).
+ */
+export function toFrozenJson(value: unknown, what: string, root = 'data'): JsonValue {
+  return copy(value, root, new Set(), what)
+}
+
+function copy(value: unknown, path: string, ancestors: Set<object>, what: string): JsonValue {
+  switch (typeof value) {
+    case 'string':
+    case 'boolean':
+      return value
+    case 'number':
+      if (Number.isFinite(value)) return value
+      return reject(what, path, `is ${value}, and JSON has no non-finite numbers`)
+    case 'object': {
+      if (value === null) return null
+      if (ancestors.has(value)) return reject(what, path, 'refers back to itself (a cycle)')
+      ancestors.add(value)
+      try {
+        if (Array.isArray(value)) {
+          const out: JsonValue[] = new Array(value.length)
+          for (let i = 0; i < value.length; i++) {
+            if (!(i in value)) return reject(what, `${path}[${i}]`, 'is a hole in a sparse array')
+            out[i] = copy(value[i], `${path}[${i}]`, ancestors, what)
+          }
+          return Object.freeze(out)
+        }
+        const proto: unknown = Object.getPrototypeOf(value)
+        if (proto !== Object.prototype && proto !== null) {
+          const name = (value as { constructor?: { name?: string } }).constructor?.name ?? 'object'
+          return reject(what, path, `is a ${name}, not a plain object`)
+        }
+        const out: Record<string, JsonValue> = {}
+        for (const key of Object.keys(value)) {
+          out[key] = copy(
+            (value as Record<string, unknown>)[key],
+            fieldPath(path, key),
+            ancestors,
+            what,
+          )
+        }
+        return Object.freeze(out)
+      } finally {
+        ancestors.delete(value)
+      }
+    }
+    default:
+      return reject(
+        what,
+        path,
+        `is ${typeof value === 'undefined' ? 'undefined' : `a ${typeof value}`}`,
+      )
+  }
+}
+
+function fieldPath(path: string, key: string): string {
+  return /^[A-Za-z_$][\w$]*$/.test(key) ? `${path}.${key}` : `${path}[${JSON.stringify(key)}]`
+}
+
+function reject(what: string, path: string, problem: string): never {
+  throw new RudderError(
+    'INVALID_EVENT_DATA',
+    `${what}: ${path} ${problem}; event data must be plain JSON (objects, arrays, strings, finite numbers, booleans, null). Convert or remove that field before appending.`,
+  )
+}
+
+/**
+ * Freezes a value already known to be plain JSON (for example the result of `JSON.parse`)
+ * in place, without copying.
+ */
+export function deepFreeze<T>(value: T): T {
+  if (typeof value === 'object' && value !== null && !Object.isFrozen(value)) {
+    Object.freeze(value)
+    for (const key of Object.keys(value)) deepFreeze((value as Record<string, unknown>)[key])
+  }
+  return value
+}
+
+/** Deep structural equality of two JSON values (key order ignored). */
+export function jsonEqual(a: JsonValue | undefined, b: JsonValue | undefined): boolean {
+  if (a === b) return true
+  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return false
+  if (Array.isArray(a)) {
+    if (!Array.isArray(b) || a.length !== b.length) return false
+    for (let i = 0; i < a.length; i++) if (!jsonEqual(a[i], b[i])) return false
+    return true
+  }
+  if (Array.isArray(b)) return false
+  const aKeys = Object.keys(a)
+  const bObject = b as Record<string, JsonValue>
+  if (aKeys.length !== Object.keys(bObject).length) return false
+  for (const key of aKeys) {
+    if (!Object.hasOwn(bObject, key)) return false
+    if (!jsonEqual((a as Record<string, JsonValue>)[key], bObject[key])) return false
+  }
+  return true
+}
