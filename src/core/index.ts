@@ -1,3 +1,4 @@
+export * from './delivery.js'
 export * from './errors.js'
 export * from './events.js'
 export * from './invariants.js'
