@@ -1,0 +1,52 @@
+/**
+ * The Anthropic SDK's errors as the final error part of a stream.
+ */
+import { APIConnectionError, APIError, APIUserAbortError } from '@anthropic-ai/sdk'
+import { messageOf } from '../../core/index.js'
+import {
+  abortedPart,
+  connectionFailurePart,
+  type ErrorPart,
+  httpFailurePart,
+  invalidResponsePart,
+} from '../failure.js'
+import { isNetworkError } from '../network-errors.js'
+
+/** The error part for anything the request or its stream threw. Never throws. */
+export function messagesFailurePart(
+  error: unknown,
+  provider: string,
+  signal: AbortSignal,
+): ErrorPart {
+  if (signal.aborted || error instanceof APIUserAbortError) return abortedPart(provider)
+  if (error instanceof APIConnectionError || isNetworkError(error))
+    return connectionFailurePart(provider, error)
+  if (error instanceof APIError) {
+    // An `error` event inside a 200 stream has no status; its type says what happened
+    // (`overloaded_error`, `api_error`, …).
+    const code = error.type ?? error.errorCode
+    return httpFailurePart({
+      provider,
+      ...(error.status === undefined ? {} : { status: error.status }),
+      ...(error.headers === undefined ? {} : { headers: error.headers }),
+      ...(code ? { code } : {}),
+      message: error.apiMessage ?? error.message,
+    })
+  }
+  if (error instanceof SyntaxError)
+    return invalidResponsePart(provider, `an event is not valid JSON (${error.message})`)
+  const message = messageOf(error)
+  if (/authentication/i.test(message))
+    return {
+      type: 'error',
+      code: 'authentication',
+      message: `${provider}: ${message}. Pass apiKey to anthropic(), or set ANTHROPIC_API_KEY.`,
+      retryable: false,
+    }
+  return {
+    type: 'error',
+    code: 'provider-error',
+    message: `${provider}: the request failed: ${message}`,
+    retryable: false,
+  }
+}

@@ -1,0 +1,101 @@
+/**
+ * `anthropic()`: a provider for the Anthropic Messages API, on the official SDK.
+ */
+import Anthropic from '@anthropic-ai/sdk'
+import { ConfigError } from '../../core/index.js'
+import { abortedPart } from '../failure.js'
+import { findKnownModel } from '../known-models.js'
+import type { ModelRequest, Provider, StreamPart } from '../provider.js'
+import { messagesFailurePart } from './errors.js'
+import { toMessagesRequest } from './request.js'
+import { readMessageStream } from './response.js'
+
+export type AnthropicOptions = {
+  /** The model used when a request names none (`claude-sonnet-4-5`). */
+  readonly model: string
+  /** The API key. Default: the SDK's (`ANTHROPIC_API_KEY`, then its own credential lookup). */
+  readonly apiKey?: string
+  /** Default: the SDK's (`ANTHROPIC_BASE_URL`, else `https://api.anthropic.com`). */
+  readonly baseURL?: string
+  /** The provider id in the log. Default `anthropic`. */
+  readonly id?: string
+  /**
+   * `max_tokens` when `params.maxTokens` is not set (the API requires one). Default: the model's
+   * output limit from the known-model table, else 8192.
+   */
+  readonly maxTokens?: number
+  /** Extra HTTP headers on every request (an `anthropic-beta` flag, say). */
+  readonly headers?: Readonly<Record<string, string>>
+  /** Milliseconds to wait for the server before the request fails (retryable). SDK default otherwise. */
+  readonly timeoutMs?: number
+  /** The `fetch` to use. Default: the global one. */
+  readonly fetch?: (input: string | URL | Request, init?: RequestInit) => Promise<Response>
+}
+
+/** `max_tokens` for a model that is not in the known-model table. */
+export const DEFAULT_ANTHROPIC_MAX_TOKENS = 8192
+
+/**
+ * Creates an Anthropic provider. Throws `ConfigError` at once when the base URL is not a URL.
+ *
+ * The stream never throws: HTTP failures, `error` events (`overloaded_error` is retryable),
+ * connection errors, malformed events and aborts end it with one `error` part (`code:
+ * 'context-overflow'` when the prompt is too long; `retryAfterMs` from the response headers).
+ * The SDK's own retries are off: the agent retries and announces each attempt. Aborting the
+ * signal, or stopping iteration early, aborts the HTTP request.
+ */
+export function anthropic(options: AnthropicOptions): Provider {
+  const id = options.id ?? 'anthropic'
+  if (options.baseURL !== undefined && !URL.canParse(options.baseURL))
+    throw new ConfigError(
+      `anthropic: baseURL ${JSON.stringify(options.baseURL)} is not a URL; give the full address, e.g. https://api.anthropic.com`,
+    )
+  const client = new Anthropic({
+    ...(options.apiKey === undefined ? {} : { apiKey: options.apiKey }),
+    ...(options.baseURL === undefined ? {} : { baseURL: options.baseURL }),
+    ...(options.timeoutMs === undefined ? {} : { timeout: options.timeoutMs }),
+    ...(options.headers === undefined ? {} : { defaultHeaders: options.headers }),
+    ...(options.fetch === undefined ? {} : { fetch: options.fetch }),
+    maxRetries: 0,
+    // The SDK would print unparseable events to the console; they become error parts instead.
+    logLevel: 'off',
+  })
+  const maxTokensFor = (model: string) =>
+    options.maxTokens ??
+    findKnownModel(model, 'anthropic')?.maxOutputTokens ??
+    DEFAULT_ANTHROPIC_MAX_TOKENS
+
+  return {
+    id,
+    model: options.model,
+    stream: (request, signal) =>
+      streamMessages(client, id, maxTokensFor(request.model), request, signal),
+  }
+}
+
+async function* streamMessages(
+  client: Anthropic,
+  id: string,
+  maxTokens: number,
+  request: ModelRequest,
+  signal: AbortSignal,
+): AsyncGenerator<StreamPart, void, undefined> {
+  if (signal.aborted) {
+    yield abortedPart(id)
+    return
+  }
+  // Owned here: aborts the HTTP request when the caller aborts or stops iterating early.
+  const controller = new AbortController()
+  const onAbort = () => controller.abort(signal.reason)
+  signal.addEventListener('abort', onAbort, { once: true })
+  try {
+    const body = toMessagesRequest(request, maxTokens)
+    const events = await client.messages.create(body, { signal: controller.signal })
+    yield* readMessageStream(events, id, signal)
+  } catch (error) {
+    yield messagesFailurePart(error, id, signal)
+  } finally {
+    signal.removeEventListener('abort', onAbort)
+    controller.abort()
+  }
+}

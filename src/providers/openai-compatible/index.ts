@@ -1,0 +1,131 @@
+/**
+ * `openaiCompatible()`: a provider for any server speaking OpenAI Chat Completions (OpenAI,
+ * DeepSeek, Ollama, vLLM, llama.cpp), on the official `openai` SDK.
+ */
+import OpenAI from 'openai'
+import { ConfigError, messageOf } from '../../core/index.js'
+import { abortedPart } from '../failure.js'
+import type { ModelRequest, Provider, StreamPart } from '../provider.js'
+import { type FetchFunction, withNormalizedErrorBodies } from './error-bodies.js'
+import { chatFailurePart } from './errors.js'
+import { type ChatDialect, toChatRequest } from './request.js'
+import { readChatStream } from './response.js'
+
+export type OpenAICompatibleOptions = {
+  /** The model used when a request names none (`gpt-4.1`, `deepseek-chat`, `qwen3:8b`). */
+  readonly model: string
+  /**
+   * The server's base URL, including the version path (`https://api.deepseek.com`,
+   * `http://localhost:11434/v1`). Default: the SDK's (`OPENAI_BASE_URL`, else OpenAI).
+   */
+  readonly baseURL?: string
+  /**
+   * The API key, sent as a bearer token. Default: the SDK's (`OPENAI_API_KEY`). A local server
+   * that checks no key (Ollama, vLLM without `--api-key`) accepts any string.
+   */
+  readonly apiKey?: string
+  /** The provider id in the log (`openai`, `deepseek`, `ollama`, …). Default `openai`. */
+  readonly id?: string
+  /**
+   * The field that carries `params.maxTokens`. Default: `max_completion_tokens` for OpenAI's own
+   * API (its reasoning models reject `max_tokens`), `max_tokens` for every other server.
+   */
+  readonly maxTokensField?: ChatDialect['maxTokensField']
+  /**
+   * Send thinking back as `reasoning_content` on assistant messages. DeepSeek's thinking mode
+   * needs it after tool calls (and ignores it elsewhere); OpenAI does not accept the field.
+   * Default: true for `api.deepseek.com`, false otherwise.
+   */
+  readonly sendReasoning?: boolean
+  /** Extra HTTP headers on every request. */
+  readonly headers?: Readonly<Record<string, string>>
+  /** Milliseconds to wait for the server before the request fails (retryable). SDK default otherwise. */
+  readonly timeoutMs?: number
+  /** The `fetch` to use. Default: the global one. */
+  readonly fetch?: FetchFunction
+}
+
+/**
+ * Creates an OpenAI-compatible provider. Throws `ConfigError` at once when no API key is given
+ * and `OPENAI_API_KEY` is unset, or the base URL is not a URL.
+ *
+ * The stream never throws: HTTP failures, connection errors, malformed events and aborts end it
+ * with one `error` part (`retryable` for connection errors, 408, 429 and 5xx; `code:
+ * 'context-overflow'` when the prompt is too long; `retryAfterMs` from the response headers).
+ * The SDK's own retries are off: the agent retries and announces each attempt. Aborting the
+ * signal, or stopping iteration early, aborts the HTTP request.
+ */
+export function openaiCompatible(options: OpenAICompatibleOptions): Provider {
+  const id = options.id ?? 'openai'
+  if (options.baseURL !== undefined && !URL.canParse(options.baseURL))
+    throw new ConfigError(
+      `openaiCompatible: baseURL ${JSON.stringify(options.baseURL)} is not a URL; give the full address, e.g. http://localhost:11434/v1`,
+    )
+  let client: OpenAI
+  try {
+    client = new OpenAI({
+      ...(options.apiKey === undefined ? {} : { apiKey: options.apiKey }),
+      ...(options.baseURL === undefined ? {} : { baseURL: options.baseURL }),
+      ...(options.timeoutMs === undefined ? {} : { timeout: options.timeoutMs }),
+      ...(options.headers === undefined ? {} : { defaultHeaders: options.headers }),
+      maxRetries: 0,
+      // The SDK would print unparseable events to the console; they become error parts instead.
+      logLevel: 'off',
+      fetch: withNormalizedErrorBodies(options.fetch ?? globalThis.fetch),
+    })
+  } catch (error) {
+    throw new ConfigError(
+      `openaiCompatible (${id}): ${messageOf(error)}. Pass apiKey, or set OPENAI_API_KEY; a local server that checks no key accepts any string.`,
+      { cause: error },
+    )
+  }
+  const host = hostOf(client.baseURL)
+  const dialect: ChatDialect = {
+    maxTokensField:
+      options.maxTokensField ??
+      (host === 'api.openai.com' ? 'max_completion_tokens' : 'max_tokens'),
+    sendReasoning: options.sendReasoning ?? host === 'api.deepseek.com',
+  }
+
+  return {
+    id,
+    model: options.model,
+    stream: (request, signal) => streamChat(client, id, dialect, request, signal),
+  }
+}
+
+async function* streamChat(
+  client: OpenAI,
+  id: string,
+  dialect: ChatDialect,
+  request: ModelRequest,
+  signal: AbortSignal,
+): AsyncGenerator<StreamPart, void, undefined> {
+  if (signal.aborted) {
+    yield abortedPart(id)
+    return
+  }
+  // Owned here: aborts the HTTP request when the caller aborts or stops iterating early.
+  const controller = new AbortController()
+  const onAbort = () => controller.abort(signal.reason)
+  signal.addEventListener('abort', onAbort, { once: true })
+  try {
+    const body = toChatRequest(request, dialect)
+    const chunks = await client.chat.completions.create(body, { signal: controller.signal })
+    yield* readChatStream(chunks, id, signal)
+  } catch (error) {
+    yield chatFailurePart(error, id, signal)
+  } finally {
+    signal.removeEventListener('abort', onAbort)
+    controller.abort()
+  }
+}
+
+function hostOf(url: string): string {
+  try {
+    return new URL(url).hostname
+  } catch {
+    // Checked in the factory; an SDK default that does not parse has no special host.
+    return ''
+  }
+}
