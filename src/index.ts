@@ -1,10 +1,38 @@
 /**
  * The public entry of rudder. Explicit named exports only: what is here is the API.
  */
+
+export {
+  type Agent,
+  type AgentListener,
+  type AgentNotification,
+  type AgentOptions,
+  type AgentStatus,
+  type ApprovalDecision,
+  type ApprovalRequest,
+  type ApproveCallback,
+  createAgent,
+  type HookListeners,
+  type HookOptions,
+  type PromptSubmitEvent,
+  type PromptSubmitResult,
+  type RetryOptions,
+  type SerialListener,
+  type SessionStartEvent,
+  type StepEvent,
+  type ToolCallInfo,
+  type ToolPostEvent,
+  type ToolPostResult,
+  type ToolPreEvent,
+  type ToolPreResult,
+  type TurnStoppingEvent,
+  type WaterfallListener,
+} from './agent/index.js'
 export {
   type AssistantBlock,
   type AssistantStopReason,
   assertNever,
+  type Cancellation,
   type CompactionReason,
   ConfigError,
   type ContentBlock,
@@ -13,6 +41,8 @@ export {
   checkLog,
   createLogChecker,
   createSession,
+  type Delivery,
+  type DeliveryResult,
   EVENT_TYPES,
   type EventMap,
   type EventType,
@@ -22,6 +52,7 @@ export {
   type ImageBlock,
   isCoreEvent,
   isEventType,
+  isPersonSource,
   type JsonObject,
   type JsonValue,
   type ListenerErrorListener,
@@ -32,10 +63,12 @@ export {
   type LogRule,
   type Message,
   type MessageSource,
+  type PendingItem,
   ProviderError,
   project,
   RudderError,
   type RudderErrorCode,
+  type SendOptions,
   type Session,
   SessionBusyError,
   type SessionEvent,
@@ -50,6 +83,10 @@ export {
   type ToolCallBlock,
   type ToolSpec,
   type TurnEndReason,
+  textOf,
   type Usage,
   type UserMessageData,
 } from './core/index.js'
+export type { ModelParams, ModelRequest, Provider, StreamPart } from './providers/provider.js'
+export { defineTool, type ToolDefinition } from './tools/define-tool.js'
+export type { ParsedArguments, Tool, ToolAgent, ToolContext, ToolOutput } from './tools/tool.js'

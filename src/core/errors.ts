@@ -29,6 +29,8 @@ export type RudderErrorCode =
   | 'SESSION_NOT_FOUND'
   /** A fork cut inside an open turn. */
   | 'OPEN_TURN'
+  /** A failure inside rudder itself; the message says what broke. */
+  | 'INTERNAL'
 
 /** The base of every error rudder throws on purpose. */
 export class RudderError extends Error {

@@ -1,0 +1,691 @@
+/**
+ * `createAgent` (SPEC §5): the queue of direct prompts, the outbox of staged steering and
+ * contexts, the acceptance window, prompt admission, cancel, continue and dispose. The steps of
+ * a turn live in turn.ts and the tools of a step in tool-batch.ts.
+ */
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import {
+  type Cancellation,
+  type Delivery,
+  type DeliveryResult,
+  type EventMap,
+  type HookName,
+  isCoreEvent,
+  messageOf,
+  type PendingItem,
+  RudderError,
+  type SendOptions,
+  type Session,
+  type UserMessageData,
+} from '../core/index.js'
+import type { ModelParams, Provider } from '../providers/provider.js'
+import type { Tool, ToolAgent } from '../tools/tool.js'
+import { type Deferred, defer, raceAbort } from './deferred.js'
+import {
+  createHookRegistry,
+  type HookListeners,
+  type HookOptions,
+  type PromptSubmitResult,
+  runSerial,
+  runWaterfall,
+} from './hooks.js'
+import { newMessageId, toUserMessage } from './inputs.js'
+import type { AgentListener, AgentNotification, AgentStatus } from './notifications.js'
+import { type RetryOptions, retryPolicy } from './retry.js'
+import { runTurn, type TurnOutcome } from './turn.js'
+import type { ApproveCallback, TurnContext } from './turn-context.js'
+
+export type AgentOptions = {
+  /** A live session: from a store, or `createSession()`. The agent does not close it. */
+  readonly session: Session
+  readonly provider: Provider
+  /** Default: the provider's model. */
+  readonly model?: string
+  readonly system?: string
+  readonly params?: ModelParams
+  readonly tools?: readonly Tool[]
+  readonly hooks?: HookOptions
+  /** Decides `ask` answers of `tool-pre`. Default: refuse, with a message saying how to allow. */
+  readonly approve?: ApproveCallback
+  /** Steps per turn before it ends with `step-limit` (default 100). */
+  readonly maxSteps?: number
+  /** `turn-stopping` continuations per turn before `stop-limit` (default 8). */
+  readonly maxStopContinuations?: number
+  /** The tools' working directory (default `process.cwd()`). */
+  readonly cwd?: string
+  readonly retry?: RetryOptions
+  /** Tool results above `limit` characters (default 50 000) are cut; the full text goes to a file in `dir`. */
+  readonly toolOutput?: { readonly limit?: number; readonly dir?: string }
+  /** The `session-start` reason; inferred from the session when absent. */
+  readonly startReason?: 'new' | 'resume' | 'fork'
+}
+
+/** The agent (SPEC §5.1). */
+export interface Agent extends ToolAgent {
+  readonly session: Session
+  readonly status: AgentStatus
+  /** Queues a direct message: one send is one turn. `target: 'next-step'` is `steer`. */
+  send(input: string | UserMessageData, options?: SendOptions): Delivery
+  /** Redirects the running turn (joins its next request); when no window is open, a queued prompt. */
+  steer(input: string | UserMessageData): Delivery
+  /** Supplementary context with a non-user source; logged at once when no window is open. */
+  inject(context: UserMessageData): Delivery
+  /** Queues a turn without a new prompt. */
+  continue(): Delivery
+  /** Aborts the current admission or turn; discards the outbox and, unless `keepQueue`, the queue. */
+  cancel(options?: { readonly keepQueue?: boolean }): Cancellation
+  on<K extends HookName>(hook: K, listener: HookListeners[K]): () => void
+  /** Live notifications (deltas, status, retries, tool progress, delivery outcomes). */
+  subscribe(listener: AgentListener): () => void
+  pending(): { readonly queued: PendingItem[]; readonly staged: PendingItem[] }
+  /** Resolves when nothing runs and nothing waking is queued. */
+  idle(): Promise<void>
+  /** Cancel, dropping everything, then release; later calls throw. */
+  dispose(): Promise<void>
+}
+
+type Entry = {
+  readonly id: string
+  readonly kind: 'prompt' | 'continue' | 'steering' | 'context'
+  readonly data?: UserMessageData
+  readonly wakeup: boolean
+  readonly done: Deferred<DeliveryResult>
+  /** Contexts returned by hooks: nobody holds their delivery. */
+  readonly isInternal?: boolean
+}
+type Run = {
+  readonly controller: AbortController
+  cause: string
+  admitting: Entry | undefined
+  /** The prompt and steering this run's turn carries: they end with the turn. */
+  readonly carried: Entry[]
+  /** Delivery outcomes, settled once the agent has moved on (so a caller sees the new status). */
+  readonly settlements: (() => void)[]
+}
+
+const SEND_OPTION_KEYS = new Set(['target', 'wakeup'])
+
+export function createAgent(options: AgentOptions): Agent {
+  const { session, provider } = options
+  if (!session || typeof session.append !== 'function')
+    throw new RudderError(
+      'INVALID_INPUT',
+      'createAgent: session must be a live session (createSession() or store.open())',
+    )
+  if (!provider || typeof provider.stream !== 'function')
+    throw new RudderError(
+      'INVALID_INPUT',
+      'createAgent: provider must implement stream(request, signal)',
+    )
+  const model = options.model ?? provider.model
+  if (!model)
+    throw new RudderError(
+      'INVALID_INPUT',
+      `createAgent: no model; pass createAgent({ model }) (provider ${provider.id} names no default)`,
+    )
+  const maxSteps = positiveInteger(options.maxSteps ?? 100, 'maxSteps')
+  const maxStopContinuations = nonNegativeInteger(
+    options.maxStopContinuations ?? 8,
+    'maxStopContinuations',
+  )
+  const tools = new Map<string, Tool>()
+  for (const tool of options.tools ?? []) {
+    if (tools.has(tool.name))
+      throw new RudderError(
+        'INVALID_INPUT',
+        `createAgent: two tools are named ${JSON.stringify(tool.name)}; tool names must be unique`,
+      )
+    tools.set(tool.name, tool)
+  }
+  const toolSpecs = [...tools.values()].map((tool) => ({
+    name: tool.name,
+    description: tool.description,
+    parameters: tool.parameters,
+  }))
+  const history = readHistory(session)
+  const hooks = createHookRegistry(options.hooks)
+  const approve: ApproveCallback =
+    options.approve ??
+    (({ call }) => ({
+      approved: false,
+      reason: `The tool ${call.name} needs approval and no approver is configured, so the call was refused. The user can allow it with an approval policy, by answering 'run' in a tool-pre hook, or by giving the agent an approve callback.`,
+    }))
+  const retry = retryPolicy(options.retry)
+  const toolOutput = {
+    limit: options.toolOutput?.limit ?? 50_000,
+    dir: options.toolOutput?.dir ?? join(tmpdir(), 'rudder', 'tool-output'),
+  }
+  const cwd = options.cwd ?? process.cwd()
+  const header: { last: EventMap['request/header'] | undefined } = { last: history.lastHeader }
+  const lifetime = new AbortController()
+
+  const listeners = new Set<AgentListener>()
+  const queue: Entry[] = []
+  const outbox: Entry[] = []
+  const idleWaiters: Deferred<void>[] = []
+  let lastTurn = history.lastTurn
+  let status: AgentStatus = 'idle'
+  let isWindowOpen = false
+  let isSessionStarting = false
+  let isDriving = false
+  let driving: Promise<void> = Promise.resolve()
+  let run: Run | undefined
+  let disposing: Promise<void> | undefined
+  let fatal: RudderError | undefined
+
+  function emit(notification: AgentNotification): void {
+    for (const listener of [...listeners]) {
+      try {
+        listener(notification)
+      } catch (error) {
+        // A live listener that throws cannot be told through itself; the console is the last resort.
+        console.error('rudder: an agent listener threw:', error)
+      }
+    }
+  }
+  const reportError = (source: string, error: unknown) =>
+    emit({ type: 'listener/error', source, message: messageOf(error), error })
+  const unsubscribeListenerErrors = session.subscribeListenerErrors((error, event) =>
+    reportError(`session-listener (seq ${event.seq}, ${event.type})`, error),
+  )
+
+  function setStatus(next: AgentStatus): void {
+    if (status === next) return
+    status = next
+    emit({ type: 'status/change', status })
+  }
+
+  function finish(entry: Entry, result: DeliveryResult): void {
+    if (entry.done.isSettled) return
+    entry.done.resolve(result)
+    if (!entry.isInternal) emit({ type: 'delivery/end', id: entry.id, kind: entry.kind, result })
+  }
+
+  function assertUsable(call: string): void {
+    if (disposing)
+      throw new RudderError(
+        'DISPOSED',
+        `agent.${call}(): this agent was disposed; create a new one with createAgent()`,
+      )
+    if (fatal)
+      throw new RudderError(
+        fatal.code,
+        `agent.${call}(): the agent stopped after an error (${fatal.message}); create a new agent over a reopened session`,
+        { cause: fatal },
+      )
+  }
+
+  const messageData = (entry: Entry) => ({ id: entry.id, ...entry.data! })
+
+  function appendContextNow(entry: Entry, turn?: number): void {
+    const event = session.append('user/message', messageData(entry))
+    finish(
+      entry,
+      turn === undefined
+        ? { status: 'logged', seq: event.seq }
+        : { status: 'logged', seq: event.seq, turn },
+    )
+  }
+
+  /** Appends the outbox in acceptance order (SPEC §5.4); true if any steering was appended. */
+  function drain(turn: number): boolean {
+    let steered = false
+    while (outbox.length > 0) {
+      const entry = outbox.shift()!
+      if (entry.kind === 'context') appendContextNow(entry, turn)
+      else {
+        session.append('steering/message', { ...messageData(entry), turn })
+        run?.carried.push(entry)
+        steered = true
+      }
+    }
+    return steered
+  }
+
+  /** The window closed with no turn to carry the outbox (SPEC §5.3 step 4). */
+  function settleOutbox(): void {
+    // Steering waits for the next admitted prompt, and keeps its contexts in acceptance order.
+    if (outbox.some((entry) => entry.kind === 'steering')) return
+    while (outbox.length > 0) appendContextNow(outbox.shift()!)
+  }
+
+  function enqueue(
+    kind: 'prompt' | 'continue',
+    data: UserMessageData | undefined,
+    wakeup: boolean,
+  ): Delivery {
+    const entry: Entry = {
+      id: newMessageId(),
+      kind,
+      ...(data ? { data } : {}),
+      wakeup,
+      done: defer(),
+    }
+    queue.push(entry)
+    startIfIdle()
+    return { id: entry.id, result: entry.done.promise }
+  }
+
+  function startIfIdle(): void {
+    if (isDriving || !queue.some((entry) => entry.wakeup)) return
+    isDriving = true
+    driving = drive()
+  }
+
+  /** Takes the next queued entry if anything waking is queued, opening the window for a prompt. */
+  function beginNext(): Entry | undefined {
+    if (!queue.some((entry) => entry.wakeup)) return undefined
+    const entry = queue.shift()!
+    run = {
+      controller: new AbortController(),
+      cause: 'cancel',
+      admitting: entry.kind === 'prompt' ? entry : undefined,
+      carried: [],
+      settlements: [],
+    }
+    if (entry.kind === 'prompt') {
+      isWindowOpen = true
+      setStatus('admitting')
+    } else setStatus('running')
+    return entry
+  }
+
+  async function drive(): Promise<void> {
+    try {
+      for (let entry = beginNext(); entry; ) {
+        const current = run!
+        await sessionStart
+        if (entry.kind === 'prompt') await admit(entry, current)
+        else await startContinuation(entry, current)
+        run = undefined
+        entry = beginNext()
+        if (!entry) becomeIdle()
+        for (const settle of current.settlements.splice(0)) settle()
+      }
+    } catch (error) {
+      const failed = run
+      becomeIdle()
+      stop(error, failed)
+    }
+  }
+
+  function becomeIdle(): void {
+    run = undefined
+    isWindowOpen = false
+    isDriving = false
+    setStatus('idle')
+    // A status listener may have started the agent again.
+    if (!isDriving) for (const waiter of idleWaiters.splice(0)) waiter.resolve()
+  }
+
+  async function admit(entry: Entry, current: Run): Promise<void> {
+    const { signal } = current.controller
+    let decision: PromptSubmitResult
+    if (signal.aborted) decision = { action: 'block', reason: 'canceled' }
+    else {
+      try {
+        // A listener that ignores the signal must not hold a canceled agent.
+        const submitted = runWaterfall(
+          hooks.list('prompt-submit'),
+          { prompt: entry.data!, signal },
+          (): PromptSubmitResult => ({
+            action: 'admit',
+            content: entry.data!.content,
+            additionalContexts: [],
+          }),
+        )
+        decision = checkAdmission(
+          await raceAbort<unknown>(submitted, signal, () => ({
+            action: 'block',
+            reason: 'canceled',
+          })),
+        )
+      } catch (error) {
+        reportError('hook:prompt-submit', error)
+        decision = { action: 'block', reason: messageOf(error) }
+      }
+    }
+    current.admitting = undefined
+    if (signal.aborted || decision.action === 'block') {
+      isWindowOpen = false
+      settleOutbox()
+      // After a cancel the delivery is already settled as discarded.
+      if (decision.action === 'block') {
+        const reason = decision.reason
+        current.settlements.push(() => finish(entry, { status: 'blocked', reason }))
+      }
+      return
+    }
+    setStatus('running')
+    const turn = ++lastTurn
+    session.append('turn/start', { turn, trigger: 'prompt' })
+    session.append('user/message', { ...messageData(entry), content: decision.content })
+    for (const context of decision.additionalContexts)
+      session.append('user/message', { id: newMessageId(), ...context })
+    current.carried.push(entry)
+    await runAdmittedTurn(turn, current)
+  }
+
+  async function startContinuation(entry: Entry, current: Run): Promise<void> {
+    if (current.controller.signal.aborted) return
+    const turn = ++lastTurn
+    isWindowOpen = true
+    session.append('turn/start', { turn, trigger: 'continue' })
+    current.carried.push(entry)
+    await runAdmittedTurn(turn, current)
+  }
+
+  async function runAdmittedTurn(turn: number, current: Run): Promise<void> {
+    // Inputs accepted during admission join the first request.
+    if (!current.controller.signal.aborted) drain(turn)
+    const outcome = await runTurn(turnContext(current), turn)
+    // Durability point: a turn's end is on disk before anyone hears it ended.
+    await session.flush()
+    const result = deliveryResult(outcome, turn)
+    const carried = current.carried.splice(0)
+    current.settlements.push(() => {
+      for (const entry of carried) finish(entry, result)
+    })
+    settleOutbox()
+  }
+
+  function turnContext(current: Run): TurnContext {
+    return {
+      session,
+      provider,
+      model: model!,
+      system: options.system ?? '',
+      params: options.params ?? {},
+      tools,
+      toolSpecs,
+      hooks,
+      approve,
+      maxSteps,
+      maxStopContinuations,
+      toolOutput,
+      retry,
+      cwd,
+      agent,
+      signal: current.controller.signal,
+      cancelCause: () => current.cause,
+      header,
+      emit,
+      reportError,
+      stage: (data) =>
+        outbox.push({
+          id: newMessageId(),
+          kind: 'context',
+          data,
+          wakeup: false,
+          done: defer(),
+          isInternal: true,
+        }),
+      drain,
+      closeWindow: () => {
+        isWindowOpen = false
+      },
+    }
+  }
+
+  /** A failure the agent cannot recover from (a store that cannot write, a bug): stop cleanly. */
+  function stop(error: unknown, failed: Run | undefined): void {
+    fatal =
+      error instanceof RudderError
+        ? error
+        : new RudderError('INTERNAL', messageOf(error), { cause: error })
+    reportError('agent', error)
+    const message = { code: fatal.code, message: fatal.message }
+    for (const settle of failed?.settlements ?? []) settle()
+    for (const entry of failed?.carried ?? [])
+      finish(entry, { status: 'error', turn: lastTurn, error: message })
+    if (failed?.admitting) finish(failed.admitting, { status: 'discarded', reason: 'disposed' })
+    for (const entry of [...outbox.splice(0), ...queue.splice(0)])
+      finish(entry, { status: 'discarded', reason: 'disposed' })
+  }
+
+  function discardPending(cause: 'cancel' | 'dispose', keepQueue: boolean): Cancellation {
+    const reason = cause === 'cancel' ? 'canceled' : 'disposed'
+    const discarded: PendingItem[] = []
+    const discard = (entry: Entry) => {
+      finish(entry, { status: 'discarded', reason })
+      if (entry.kind !== 'continue' && !entry.isInternal) discarded.push(pendingItem(entry))
+    }
+    if (run?.admitting) {
+      discard(run.admitting)
+      run.admitting = undefined
+    }
+    for (const entry of outbox.splice(0)) discard(entry)
+    if (!keepQueue) for (const entry of queue.splice(0)) discard(entry)
+    if (run && !run.controller.signal.aborted) {
+      run.cause = cause
+      run.controller.abort()
+    }
+    return { discarded }
+  }
+
+  const sessionStart = (async () => {
+    // One microtask, so listeners registered with agent.on() right after createAgent run too.
+    await Promise.resolve()
+    const startListeners = hooks.list('session-start')
+    if (startListeners.length === 0) return
+    isSessionStarting = true
+    try {
+      await runSerial(
+        startListeners,
+        { reason: options.startReason ?? history.startReason, signal: lifetime.signal },
+        (error) => reportError('hook:session-start', error),
+      )
+    } finally {
+      isSessionStarting = false
+    }
+  })()
+
+  const agent: Agent = {
+    session,
+    get status() {
+      return status
+    },
+    send(input, sendOptions) {
+      assertUsable('send')
+      for (const key of Object.keys(sendOptions ?? {})) {
+        if (!SEND_OPTION_KEYS.has(key))
+          throw new RudderError(
+            'INVALID_INPUT',
+            `agent.send(): unknown option ${JSON.stringify(key)}; SendOptions has only target and wakeup`,
+          )
+      }
+      const target = sendOptions?.target ?? 'next-turn'
+      if (target !== 'next-turn' && target !== 'next-step')
+        throw new RudderError(
+          'INVALID_INPUT',
+          `agent.send(): target must be 'next-turn' or 'next-step', got ${JSON.stringify(target)}`,
+        )
+      if (target === 'next-step') return agent.steer(input)
+      return enqueue('prompt', toUserMessage(input, 'agent.send()'), sendOptions?.wakeup ?? true)
+    },
+    steer(input) {
+      assertUsable('steer')
+      const data = toUserMessage(input, 'agent.steer()')
+      if (!isWindowOpen) return enqueue('prompt', data, true)
+      const entry: Entry = {
+        id: newMessageId(),
+        kind: 'steering',
+        data,
+        wakeup: false,
+        done: defer(),
+      }
+      outbox.push(entry)
+      return { id: entry.id, result: entry.done.promise }
+    },
+    inject(context) {
+      assertUsable('inject')
+      const data = toUserMessage(context, 'agent.inject()')
+      if (data.source.kind === 'user') {
+        throw new RudderError(
+          'INVALID_INPUT',
+          "agent.inject(): the source must name the producer (e.g. { kind: 'plugin', name: 'my-plugin' }); a person's message goes through send() or steer()",
+        )
+      }
+      const entry: Entry = {
+        id: newMessageId(),
+        kind: 'context',
+        data,
+        wakeup: false,
+        done: defer(),
+      }
+      // While session-start listeners run no turn can open, so their contexts land at once.
+      if (isWindowOpen && !isSessionStarting) outbox.push(entry)
+      else appendContextNow(entry)
+      return { id: entry.id, result: entry.done.promise }
+    },
+    continue() {
+      assertUsable('continue')
+      return enqueue('continue', undefined, true)
+    },
+    cancel(cancelOptions) {
+      assertUsable('cancel')
+      return discardPending('cancel', cancelOptions?.keepQueue ?? false)
+    },
+    on: (hook, listener) => hooks.on(hook, listener),
+    subscribe(listener) {
+      listeners.add(listener)
+      return () => {
+        listeners.delete(listener)
+      }
+    },
+    pending() {
+      return {
+        queued: queue.filter((entry) => entry.kind === 'prompt').map(pendingItem),
+        staged: outbox.filter((entry) => !entry.isInternal).map(pendingItem),
+      }
+    },
+    idle() {
+      if (!isDriving && !queue.some((entry) => entry.wakeup)) return Promise.resolve()
+      const waiter = defer<void>()
+      idleWaiters.push(waiter)
+      return waiter.promise
+    },
+    dispose() {
+      disposing ??= (async () => {
+        discardPending('dispose', false)
+        lifetime.abort()
+        await driving
+        await sessionStart
+        unsubscribeListenerErrors()
+      })()
+      return disposing
+    },
+  }
+  return agent
+}
+
+function pendingItem(entry: Entry): PendingItem {
+  return { id: entry.id, kind: entry.kind as PendingItem['kind'], data: entry.data! }
+}
+
+function deliveryResult(outcome: TurnOutcome, turn: number): DeliveryResult {
+  const text = outcome.text === undefined ? {} : { text: outcome.text }
+  const reason = outcome.reason
+  switch (reason.kind) {
+    case 'completed':
+    case 'max-tokens':
+    case 'step-limit':
+    case 'stop-limit':
+    case 'canceled':
+      return { status: reason.kind, turn, ...text }
+    case 'error':
+      return {
+        status: 'error',
+        turn,
+        ...text,
+        error: { code: reason.code, message: reason.message },
+      }
+    case 'interrupted':
+      return {
+        status: 'error',
+        turn,
+        ...text,
+        error: { code: 'interrupted', message: 'the turn was interrupted' },
+      }
+  }
+}
+
+function checkAdmission(result: unknown): PromptSubmitResult {
+  const value = result as Partial<Record<string, unknown>> | undefined
+  if (value?.action === 'block') {
+    return {
+      action: 'block',
+      reason: typeof value.reason === 'string' ? value.reason : 'blocked by a prompt-submit hook',
+    }
+  }
+  if (value?.action !== 'admit')
+    throw new TypeError(
+      `a prompt-submit listener must return { action: 'admit', … } or { action: 'block', reason }, got ${JSON.stringify(result)}`,
+    )
+  const content = toUserMessage(
+    { content: value.content, source: { kind: 'user' } },
+    'prompt-submit content',
+  ).content
+  const contexts = value.additionalContexts ?? []
+  if (!Array.isArray(contexts))
+    throw new TypeError(
+      'a prompt-submit result needs additionalContexts to be an array of { content, source }',
+    )
+  return {
+    action: 'admit',
+    content,
+    additionalContexts: contexts.map((context) =>
+      toUserMessage(context, 'prompt-submit additionalContexts'),
+    ),
+  }
+}
+
+/** What the agent needs from an existing log: the last turn, the last header, and how it started. */
+function readHistory(session: Session): {
+  lastTurn: number
+  lastHeader: EventMap['request/header'] | undefined
+  startReason: 'new' | 'resume' | 'fork'
+} {
+  const events = session.events
+  let lastTurn: number | undefined
+  let lastHeader: EventMap['request/header'] | undefined
+  for (
+    let index = events.length - 1;
+    index >= 0 && (lastTurn === undefined || lastHeader === undefined);
+    index--
+  ) {
+    const event = events[index]!
+    if (!isCoreEvent(event)) continue
+    if (lastTurn === undefined && event.type === 'turn/start') {
+      throw new RudderError(
+        'WRONG_STATE',
+        `createAgent: session ${session.header.id} ends inside turn ${event.data.turn} (opened at seq ${event.seq}); open it through a store, which repairs a crashed tail, before running an agent on it`,
+      )
+    }
+    if (lastTurn === undefined && event.type === 'turn/end') lastTurn = event.data.turn
+    if (lastHeader === undefined && event.type === 'request/header') lastHeader = event.data
+  }
+  const parent = session.header.parent
+  const startReason =
+    events.length === 0 ? 'new' : parent && events.length === parent.seq + 1 ? 'fork' : 'resume'
+  return { lastTurn: lastTurn ?? 0, lastHeader, startReason }
+}
+
+function positiveInteger(value: number, name: string): number {
+  if (!Number.isInteger(value) || value < 1)
+    throw new RudderError(
+      'INVALID_INPUT',
+      `createAgent: ${name} must be a whole number of at least 1, got ${value}`,
+    )
+  return value
+}
+
+function nonNegativeInteger(value: number, name: string): number {
+  if (!Number.isInteger(value) || value < 0)
+    throw new RudderError(
+      'INVALID_INPUT',
+      `createAgent: ${name} must be a whole number of at least 0, got ${value}`,
+    )
+  return value
+}

@@ -1,0 +1,100 @@
+/**
+ * Assembles one streamed model response into assistant content: consecutive deltas of one
+ * kind form a block, a thinking signature closes its block, tool calls arrive whole.
+ */
+import type { AssistantBlock, StopReason, Usage } from '../core/index.js'
+import type { StreamPart } from '../providers/provider.js'
+
+type Builder =
+  | { kind: 'text'; pieces: string[] }
+  | { kind: 'thinking'; pieces: string[]; signature?: string }
+  | { kind: 'tool-call'; block: AssistantBlock }
+
+/** A delta as reported live: which block it extends. */
+export type AssembledDelta = {
+  readonly block: number
+  readonly kind: 'text' | 'thinking'
+  readonly text: string
+}
+
+export class ResponseAssembler {
+  private readonly builders: Builder[] = []
+  private readonly callIds = new Set<string>()
+  usage: Usage = { inputTokens: 0, outputTokens: 0 }
+  stopReason: StopReason | undefined
+
+  /** Takes a delta, tool call or usage part; returns the delta to report live, if any. */
+  add(part: Exclude<StreamPart, { type: 'end' } | { type: 'error' }>): AssembledDelta | undefined {
+    switch (part.type) {
+      case 'text-delta':
+        return this.appendText('text', part.text)
+      case 'thinking-delta': {
+        const delta = this.appendText('thinking', part.text)
+        if (part.signature !== undefined) {
+          const last = this.builders.at(-1)
+          if (last?.kind === 'thinking') last.signature = part.signature
+        }
+        return delta
+      }
+      case 'tool-call': {
+        // Ids must be unique within a message for results to pair; providers rarely repeat one.
+        let id = part.id === '' ? `call_${this.builders.length + 1}` : part.id
+        while (this.callIds.has(id)) id = `${id}_${this.callIds.size + 1}`
+        this.callIds.add(id)
+        this.builders.push({
+          kind: 'tool-call',
+          block: { type: 'tool-call', id, name: part.name, args: part.args },
+        })
+        return undefined
+      }
+      case 'usage':
+        this.usage = part.usage
+        return undefined
+    }
+  }
+
+  private appendText(kind: 'text' | 'thinking', text: string): AssembledDelta | undefined {
+    const last = this.builders.at(-1)
+    // A signed thinking block is complete: the next thinking delta starts a new block.
+    const extends_ =
+      last?.kind === kind && !(last.kind === 'thinking' && last.signature !== undefined)
+    if (!extends_) this.builders.push(kind === 'text' ? { kind, pieces: [] } : { kind, pieces: [] })
+    const builder = this.builders.at(-1) as { pieces: string[] }
+    if (text !== '') builder.pieces.push(text)
+    return text === '' ? undefined : { block: this.builders.length - 1, kind, text }
+  }
+
+  /** The full content, in stream order. */
+  content(): AssistantBlock[] {
+    const blocks: AssistantBlock[] = []
+    for (const builder of this.builders) {
+      switch (builder.kind) {
+        case 'text': {
+          const text = builder.pieces.join('')
+          if (text !== '') blocks.push({ type: 'text', text })
+          break
+        }
+        case 'thinking': {
+          const text = builder.pieces.join('')
+          if (text !== '' || builder.signature !== undefined) {
+            blocks.push(
+              builder.signature === undefined
+                ? { type: 'thinking', text }
+                : { type: 'thinking', text, signature: builder.signature },
+            )
+          }
+          break
+        }
+        case 'tool-call':
+          blocks.push(builder.block)
+          break
+      }
+    }
+    return blocks
+  }
+
+  /** What is kept of a response cut short: its text blocks only (no unsigned thinking, no calls). */
+  partialContent(): AssistantBlock[] {
+    return this.content().filter((block) => block.type === 'text')
+  }
+}

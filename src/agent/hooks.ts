@@ -1,0 +1,160 @@
+/**
+ * The extension points of SPEC §6: their event and result types, the registry behind
+ * `agent.on`, and the waterfall and serial runners.
+ */
+import type { ContentBlock, HookName, JsonValue, UserMessageData } from '../core/index.js'
+
+export type PromptSubmitEvent = { readonly prompt: UserMessageData; readonly signal: AbortSignal }
+export type PromptSubmitResult =
+  | {
+      readonly action: 'admit'
+      /** Replaces only the direct prompt's content. */
+      readonly content: readonly ContentBlock[]
+      /** Written after the prompt, FIFO, each with its own source, only if the final decision admits. */
+      readonly additionalContexts: readonly UserMessageData[]
+    }
+  | { readonly action: 'block'; readonly reason: string }
+
+export type StepEvent = {
+  readonly turn: number
+  readonly step: number
+  readonly signal: AbortSignal
+}
+
+/** A tool call as the model made it (`args` as sent, before validation). */
+export type ToolCallInfo = { readonly id: string; readonly name: string; readonly args: JsonValue }
+export type ToolPreEvent = { readonly call: ToolCallInfo; readonly signal: AbortSignal }
+export type ToolPreResult =
+  | { readonly action: 'run'; readonly args?: JsonValue }
+  | { readonly action: 'deny'; readonly reason: string }
+  | { readonly action: 'ask'; readonly reason?: string }
+
+export type ToolPostEvent = {
+  readonly call: ToolCallInfo
+  readonly result: { readonly content: readonly ContentBlock[]; readonly isError: boolean }
+  readonly signal: AbortSignal
+}
+export type ToolPostResult = {
+  readonly content: readonly ContentBlock[]
+  readonly isError: boolean
+  readonly additionalContexts: readonly UserMessageData[]
+}
+
+export type TurnStoppingEvent = {
+  readonly turn: number
+  readonly stopCount: number
+  readonly signal: AbortSignal
+}
+export type SessionStartEvent = {
+  readonly reason: 'new' | 'resume' | 'fork'
+  readonly signal: AbortSignal
+}
+
+/** A waterfall listener: `await next()` gives the downstream result; what it returns is final. */
+export type WaterfallListener<Event, Result> = (
+  event: Event,
+  next: () => Promise<Result>,
+) => Result | Promise<Result>
+/** A serial listener, awaited one after another. */
+export type SerialListener<Event> = (event: Event) => void | Promise<void>
+
+/** Every extension point and its listener type. */
+export type HookListeners = {
+  'prompt-submit': WaterfallListener<PromptSubmitEvent, PromptSubmitResult>
+  step: SerialListener<StepEvent>
+  'tool-pre': WaterfallListener<ToolPreEvent, ToolPreResult>
+  'tool-post': WaterfallListener<ToolPostEvent, ToolPostResult>
+  'turn-stopping': SerialListener<TurnStoppingEvent>
+  'session-start': SerialListener<SessionStartEvent>
+}
+
+/** Listeners given to `createAgent({ hooks })`: one or several per extension point. */
+export type HookOptions = {
+  readonly [K in HookName]?: HookListeners[K] | readonly HookListeners[K][]
+}
+
+/** The listeners of each extension point, in registration order. */
+export interface HookRegistry {
+  on<K extends HookName>(hook: K, listener: HookListeners[K]): () => void
+  /** A snapshot, so listeners added while a hook runs take effect from its next run. */
+  list<K extends HookName>(hook: K): readonly HookListeners[K][]
+}
+
+const HOOK_NAMES: readonly HookName[] = [
+  'prompt-submit',
+  'step',
+  'tool-pre',
+  'tool-post',
+  'turn-stopping',
+  'session-start',
+]
+
+export function createHookRegistry(initial: HookOptions = {}): HookRegistry {
+  const lists = new Map<HookName, unknown[]>(HOOK_NAMES.map((name) => [name, []]))
+  const registry: HookRegistry = {
+    on(hook, listener) {
+      const list = lists.get(hook)
+      if (!list)
+        throw new TypeError(
+          `unknown extension point ${JSON.stringify(hook)}; known: ${HOOK_NAMES.join(', ')}`,
+        )
+      if (typeof listener !== 'function')
+        throw new TypeError(`a listener for ${hook} must be a function`)
+      // Wrap so the same function registered twice is two registrations, removed one at a time.
+      const entry = { listener }
+      list.push(entry)
+      return () => {
+        const index = list.indexOf(entry)
+        if (index >= 0) list.splice(index, 1)
+      }
+    },
+    list(hook) {
+      return (lists.get(hook) ?? []).map((entry) => (entry as { listener: never }).listener)
+    },
+  }
+  for (const name of Object.keys(initial) as HookName[]) {
+    const value = initial[name]
+    const listeners = (
+      Array.isArray(value) ? value : value === undefined ? [] : [value]
+    ) as HookListeners[typeof name][]
+    for (const listener of listeners) registry.on(name, listener)
+  }
+  return registry
+}
+
+/**
+ * Runs a waterfall: the first listener is outermost. `next()` runs the rest once (later calls
+ * return the same promise); with no listeners left, `fallback` gives the default result.
+ */
+export function runWaterfall<Event, Result>(
+  listeners: readonly WaterfallListener<Event, Result>[],
+  event: Event,
+  fallback: () => Result,
+): Promise<Result> {
+  const run = async (index: number): Promise<Result> => {
+    const listener = listeners[index]
+    if (!listener) return fallback()
+    let downstream: Promise<Result> | undefined
+    const next = () => {
+      downstream ??= run(index + 1)
+      return downstream
+    }
+    return listener(event, next)
+  }
+  return run(0)
+}
+
+/** Runs serial listeners one after another; a throw is reported and the rest still run. */
+export async function runSerial<Event>(
+  listeners: readonly SerialListener<Event>[],
+  event: Event,
+  onError: (error: unknown) => void,
+): Promise<void> {
+  for (const listener of listeners) {
+    try {
+      await listener(event)
+    } catch (error) {
+      onError(error)
+    }
+  }
+}

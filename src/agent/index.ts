@@ -1,0 +1,20 @@
+export { type Agent, type AgentOptions, createAgent } from './agent.js'
+export type {
+  HookListeners,
+  HookOptions,
+  PromptSubmitEvent,
+  PromptSubmitResult,
+  SerialListener,
+  SessionStartEvent,
+  StepEvent,
+  ToolCallInfo,
+  ToolPostEvent,
+  ToolPostResult,
+  ToolPreEvent,
+  ToolPreResult,
+  TurnStoppingEvent,
+  WaterfallListener,
+} from './hooks.js'
+export type { AgentListener, AgentNotification, AgentStatus } from './notifications.js'
+export type { RetryOptions } from './retry.js'
+export type { ApprovalDecision, ApprovalRequest, ApproveCallback } from './turn-context.js'

@@ -1,0 +1,79 @@
+/**
+ * Checks and copies what callers hand to send / steer / inject. Caller mistakes throw at
+ * once, before anything is queued.
+ */
+import { randomUUID } from 'node:crypto'
+import {
+  type ContentBlock,
+  RudderError,
+  toFrozenJson,
+  type UserMessageData,
+} from '../core/index.js'
+
+/** Turns `send`/`steer`/`inject` input into a frozen `UserMessageData` (a string is a person's text). */
+export function toUserMessage(input: unknown, call: string): UserMessageData {
+  if (typeof input === 'string')
+    return Object.freeze({
+      content: Object.freeze([Object.freeze({ type: 'text', text: input })]),
+      source: Object.freeze({ kind: 'user' }),
+    })
+  if (typeof input !== 'object' || input === null) {
+    throw new RudderError(
+      'INVALID_INPUT',
+      `${call}: expected a string or { content, source, meta? }, got ${input === null ? 'null' : typeof input}`,
+    )
+  }
+  const { content, source, meta } = input as { content?: unknown; source?: unknown; meta?: unknown }
+  checkContent(content, call)
+  if (
+    typeof source !== 'object' ||
+    source === null ||
+    typeof (source as { kind?: unknown }).kind !== 'string'
+  ) {
+    throw new RudderError(
+      'INVALID_INPUT',
+      `${call}: source must be an object with a string kind, such as { kind: 'plugin', name: 'my-plugin' }`,
+    )
+  }
+  const copy = meta === undefined ? { content, source } : { content, source, meta }
+  try {
+    return toFrozenJson(copy, call, 'input') as unknown as UserMessageData
+  } catch (error) {
+    throw new RudderError('INVALID_INPUT', (error as Error).message, { cause: error })
+  }
+}
+
+function checkContent(content: unknown, call: string): asserts content is ContentBlock[] {
+  if (!Array.isArray(content))
+    throw new RudderError(
+      'INVALID_INPUT',
+      `${call}: content must be an array of blocks such as [{ type: 'text', text: '…' }]`,
+    )
+  content.forEach((block: unknown, index) => {
+    const where = `${call}: content[${index}]`
+    if (typeof block !== 'object' || block === null)
+      throw new RudderError('INVALID_INPUT', `${where} must be a block object`)
+    const typed = block as { type?: unknown; text?: unknown; mediaType?: unknown; data?: unknown }
+    if (typed.type === 'text') {
+      if (typeof typed.text !== 'string')
+        throw new RudderError('INVALID_INPUT', `${where}.text must be a string`)
+    } else if (typed.type === 'image') {
+      if (typeof typed.mediaType !== 'string' || typeof typed.data !== 'string') {
+        throw new RudderError(
+          'INVALID_INPUT',
+          `${where}: an image block needs string mediaType (e.g. image/png) and base64 data`,
+        )
+      }
+    } else {
+      throw new RudderError(
+        'INVALID_INPUT',
+        `${where}.type must be 'text' or 'image', got ${JSON.stringify(typed.type)}`,
+      )
+    }
+  })
+}
+
+/** A fresh message id: unique per session, assigned when a value is accepted. */
+export function newMessageId(): string {
+  return `msg_${randomUUID()}`
+}

@@ -1,0 +1,60 @@
+/**
+ * Live, non-durable notifications (`agent.subscribe`, SPEC §5.6). Durable events come from
+ * `session.subscribe`; these carry what never reaches the log.
+ */
+import type { DeliveryResult, JsonValue } from '../core/index.js'
+
+export type AgentStatus = 'idle' | 'admitting' | 'running'
+
+export type AgentNotification =
+  | { readonly type: 'status/change'; readonly status: AgentStatus }
+  /** A model request is about to be sent (attempt 1, or a retry). */
+  | {
+      readonly type: 'request/start'
+      readonly turn: number
+      readonly step: number
+      readonly attempt: number
+    }
+  /** Streamed output; `block` indexes the assistant message's content being built. */
+  | {
+      readonly type: 'assistant/delta'
+      readonly turn: number
+      readonly step: number
+      readonly attempt: number
+      readonly block: number
+      readonly kind: 'text' | 'thinking'
+      readonly text: string
+    }
+  /** A retryable failure; attempt `attempt` starts after `delayMs`. Deltas of the failed attempt are void. */
+  | {
+      readonly type: 'request/retry'
+      readonly turn: number
+      readonly step: number
+      readonly attempt: number
+      readonly delayMs: number
+      readonly error: { readonly code: string; readonly message: string }
+    }
+  | {
+      readonly type: 'tool/progress'
+      readonly turn: number
+      readonly step: number
+      readonly callId: string
+      readonly name: string
+      readonly progress: JsonValue
+    }
+  /** An input's delivery ended (see `DeliveryResult`). */
+  | {
+      readonly type: 'delivery/end'
+      readonly id: string
+      readonly kind: 'prompt' | 'steering' | 'context' | 'continue'
+      readonly result: DeliveryResult
+    }
+  /** A listener (session observer or extension point) threw; the log is unaffected. */
+  | {
+      readonly type: 'listener/error'
+      readonly source: string
+      readonly message: string
+      readonly error: unknown
+    }
+
+export type AgentListener = (notification: AgentNotification) => void

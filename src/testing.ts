@@ -1,0 +1,11 @@
+/**
+ * `rudder/testing`: the scripted provider, a documented provider for tests, demos and bug
+ * reports (SPEC §8).
+ */
+export {
+  type ScriptEntry,
+  type ScriptedProvider,
+  type ScriptedProviderOptions,
+  type ScriptStep,
+  scriptedProvider,
+} from './providers/scripted/scripted-provider.js'
