@@ -1,0 +1,158 @@
+/**
+ * `edit`: replaces an exact piece of text in a file. Refuses, with advice, text that is not
+ * there or is there more than once; the result's `meta.diff` is a unified diff of the change.
+ */
+import { readFile, stat, writeFile } from 'node:fs/promises'
+import { z } from 'zod'
+import { defineTool } from '../define-tool.js'
+import type { Tool } from '../tool.js'
+import { unifiedDiff } from './diff.js'
+import { looksBinary, readHead } from './file-kind.js'
+import {
+  type BuiltinResult,
+  canceledResult,
+  errorResult,
+  fileErrorResult,
+  textResult,
+} from './results.js'
+import { resolveWorkspacePath, type WorkspaceOptions } from './workspace.js'
+
+export type EditToolOptions = WorkspaceOptions
+
+const parameters = z.object({
+  path: z.string().min(1).describe('File path, relative to the workspace or absolute.'),
+  oldText: z
+    .string()
+    .describe(
+      'Text to replace, exactly as in the file (whitespace and line breaks included, no line numbers).',
+    ),
+  newText: z.string().describe('The replacement text.'),
+  replaceAll: z
+    .boolean()
+    .optional()
+    .describe('Replace every occurrence instead of requiring exactly one. Default false.'),
+})
+
+/** Creates the `edit` tool. Exclusive: two edits of one file in a batch must not interleave. */
+export function editTool(options: EditToolOptions): Tool<z.output<typeof parameters>> {
+  return defineTool({
+    name: 'edit',
+    description:
+      'Replace exact text in an existing file. oldText must match the file exactly (copy it from read output without the line numbers) and occur exactly once, unless replaceAll is true. Include a few surrounding lines to make it unique.',
+    parameters,
+    concurrency: 'exclusive',
+    async execute(args, context): Promise<BuiltinResult> {
+      if (context.signal.aborted) return canceledResult('edit')
+      const resolved = await resolveWorkspacePath(options, args.path)
+      if (!resolved.ok) return errorResult(resolved.message)
+      const { real, display } = resolved
+      if (args.oldText === '') {
+        return errorResult(
+          'oldText is empty. To create or replace a whole file use write; to insert text, put an existing neighbouring line in oldText and repeat it in newText next to the new text.',
+        )
+      }
+      if (args.oldText === args.newText) {
+        return errorResult('oldText and newText are the same, so nothing would change.')
+      }
+      try {
+        if ((await stat(real)).isDirectory())
+          return errorResult(`${display} is a directory; edit changes files.`)
+        if (looksBinary(await readHead(real)))
+          return errorResult(`${display} is a binary file; edit only changes text files.`)
+        const before = await readFile(real, { encoding: 'utf8', signal: context.signal })
+        const { oldText, newText } = matchLineEndings(before, args.oldText, args.newText)
+        const positions = occurrences(before, oldText)
+        if (positions.length === 0) return notFound(display, before, oldText)
+        if (positions.length > 1 && args.replaceAll !== true) {
+          return errorResult(
+            `oldText occurs ${positions.length} times in ${display} (at lines ${lineList(before, positions)}). Add surrounding lines to oldText so that it matches exactly one place, or set replaceAll to true to replace every occurrence.`,
+          )
+        }
+        const after = replaceAt(before, positions, oldText, newText)
+        await writeFile(real, after, { encoding: 'utf8', signal: context.signal })
+        const count = positions.length
+        const lines = lineList(before, positions)
+        return textResult(
+          `Edited ${display}: replaced ${count === 1 ? '1 occurrence' : `${count} occurrences`} (line${count === 1 ? '' : 's'} ${lines}).`,
+          { path: display, replacements: count, diff: unifiedDiff(display, before, after) },
+        )
+      } catch (error) {
+        if (context.signal.aborted) return canceledResult('edit')
+        return fileErrorResult(display, error)
+      }
+    },
+  })
+}
+
+/**
+ * Models write `\n`; a file with CRLF line endings keeps them, so the text is matched and
+ * written in the file's own convention.
+ */
+function matchLineEndings(
+  content: string,
+  oldText: string,
+  newText: string,
+): { oldText: string; newText: string } {
+  if (!content.includes('\r\n') || oldText.includes('\r')) return { oldText, newText }
+  const toCrlf = (text: string) => text.replace(/\r?\n/g, '\r\n')
+  return { oldText: toCrlf(oldText), newText: toCrlf(newText) }
+}
+
+/** Start indices of the non-overlapping occurrences of `text`. */
+function occurrences(content: string, text: string): number[] {
+  const found: number[] = []
+  for (
+    let index = content.indexOf(text);
+    index !== -1;
+    index = content.indexOf(text, index + text.length)
+  )
+    found.push(index)
+  return found
+}
+
+// Slicing instead of String.replace: a replacement string there treats `$&` and `$1` specially.
+function replaceAt(
+  content: string,
+  positions: readonly number[],
+  oldText: string,
+  newText: string,
+): string {
+  const parts: string[] = []
+  let cursor = 0
+  for (const position of positions) {
+    parts.push(content.slice(cursor, position), newText)
+    cursor = position + oldText.length
+  }
+  parts.push(content.slice(cursor))
+  return parts.join('')
+}
+
+function lineOf(content: string, index: number): number {
+  let line = 1
+  for (let at = content.indexOf('\n'); at !== -1 && at < index; at = content.indexOf('\n', at + 1))
+    line++
+  return line
+}
+
+function lineList(content: string, positions: readonly number[]): string {
+  const shown = positions.slice(0, 10).map((position) => lineOf(content, position))
+  return shown.join(', ') + (positions.length > 10 ? ', …' : '')
+}
+
+/** Points the model at lines that match when indentation is ignored, the usual near miss. */
+function notFound(display: string, content: string, oldText: string): BuiltinResult {
+  const advice = `oldText was not found in ${display}. It must match the file exactly, including whitespace, indentation and line breaks, without line numbers. Read the file again and copy the text exactly.`
+  const firstLine = oldText
+    .split(/\r?\n/)
+    .find((line) => line.trim() !== '')
+    ?.trim()
+  if (firstLine === undefined) return errorResult(advice)
+  const near: number[] = []
+  content.split(/\r?\n/).forEach((line, index) => {
+    if (line.trim() === firstLine && near.length < 5) near.push(index + 1)
+  })
+  if (near.length === 0) return errorResult(advice)
+  return errorResult(
+    `${advice} The first line of oldText appears, with different indentation or surroundings, at line${near.length === 1 ? '' : 's'} ${near.join(', ')}.`,
+  )
+}

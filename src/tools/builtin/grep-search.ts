@@ -1,0 +1,206 @@
+/**
+ * The two engines behind `grep`: ripgrep (fast, when installed) and a JavaScript search over
+ * the same walk `glob` uses. Both skip `.git`, `node_modules`, `.gitignore`d and binary files,
+ * search hidden files, do not follow symlinks, and report matches in path order.
+ */
+import { spawn } from 'node:child_process'
+import { constants } from 'node:fs'
+import { access, readFile, stat } from 'node:fs/promises'
+import { basename, delimiter, join } from 'node:path'
+import { createInterface } from 'node:readline'
+import { looksBinary, readHead } from './file-kind.js'
+import { compileGlob } from './glob-pattern.js'
+import { walk } from './walk.js'
+
+/** One matching line; `path` is absolute. */
+export type GrepMatch = { readonly path: string; readonly line: number; readonly text: string }
+
+export type GrepQuery = {
+  readonly pattern: string
+  /** Absolute real path of a file or directory. */
+  readonly target: string
+  readonly isDirectory: boolean
+  /** Filter on file paths, ripgrep style: no `/` matches the name, else the path below `target`; a leading `!` excludes. */
+  readonly glob?: string | undefined
+  readonly ignoreCase: boolean
+  readonly literal: boolean
+  /** Stop after this many matches (one more is looked for, to know whether there are more). */
+  readonly limit: number
+  /** Where `.gitignore` files start to apply (the workspace). */
+  readonly ignoreRoot: string
+  /** JS engine only: larger files are skipped. */
+  readonly maxFileBytes: number
+  readonly signal: AbortSignal
+}
+
+export type GrepOutcome =
+  | { readonly ok: true; readonly matches: readonly GrepMatch[]; readonly isTruncated: boolean }
+  | { readonly ok: false; readonly message: string }
+
+/** Looks for an executable on PATH; undefined when there is none. */
+export async function findOnPath(
+  name: string,
+  path = process.env.PATH ?? '',
+): Promise<string | undefined> {
+  for (const directory of path.split(delimiter)) {
+    if (directory === '') continue
+    const candidate = join(directory, name)
+    try {
+      await access(candidate, constants.X_OK)
+      return candidate
+    } catch {
+      // Not in this directory (or not executable); keep looking.
+    }
+  }
+  return undefined
+}
+
+/** Orders paths component by component, as a depth-first walk with sorted names visits them. */
+export function comparePaths(a: string, b: string): number {
+  const left = a.split('/')
+  const right = b.split('/')
+  for (let index = 0; index < Math.min(left.length, right.length); index++) {
+    if (left[index] !== right[index]) return left[index]! < right[index]! ? -1 : 1
+  }
+  return left.length - right.length
+}
+
+/** Searches with the ripgrep binary at `ripgrep`. */
+export function searchWithRipgrep(ripgrep: string, query: GrepQuery): Promise<GrepOutcome> {
+  const args = ['--json', '--no-config', '--no-require-git', '--hidden', '--sort', 'path']
+  args.push('--glob', '!.git', '--glob', '!node_modules')
+  if (query.ignoreCase) args.push('--ignore-case')
+  if (query.literal) args.push('--fixed-strings')
+  if (query.glob !== undefined) args.push('--glob', query.glob)
+  args.push('--regexp', query.pattern, '--', query.target)
+  return new Promise((resolve) => {
+    const child = spawn(ripgrep, args, { cwd: query.ignoreRoot, stdio: ['ignore', 'pipe', 'pipe'] })
+    const matches: GrepMatch[] = []
+    let isTruncated = false
+    let stderr = ''
+    let startError: Error | undefined
+    const onAbort = () => child.kill()
+    query.signal.addEventListener('abort', onAbort, { once: true })
+    child.stderr.on('data', (chunk: Buffer) => {
+      if (stderr.length < 4000) stderr += chunk.toString('utf8')
+    })
+    const lines = createInterface({ input: child.stdout, crlfDelay: Number.POSITIVE_INFINITY })
+    lines.on('line', (line) => {
+      if (isTruncated) return
+      const match = parseRipgrepMatch(line)
+      if (match === undefined) return
+      if (matches.length === query.limit) {
+        isTruncated = true
+        child.kill()
+        return
+      }
+      matches.push(match)
+    })
+    child.on('error', (error) => {
+      startError = error
+    })
+    child.on('close', (code) => {
+      query.signal.removeEventListener('abort', onAbort)
+      if (startError !== undefined)
+        resolve({ ok: false, message: `ripgrep could not run: ${startError.message}` })
+      else if (code === 2 && matches.length === 0 && !isTruncated)
+        resolve({ ok: false, message: `ripgrep: ${stderr.trim()}` })
+      else resolve({ ok: true, matches, isTruncated })
+    })
+  })
+}
+
+type RipgrepText = { text?: string; bytes?: string }
+
+/** A `match` message of `rg --json` as a match; undefined for other messages. */
+function parseRipgrepMatch(line: string): GrepMatch | undefined {
+  let message: {
+    type?: string
+    data?: { path?: RipgrepText; lines?: RipgrepText; line_number?: number }
+  }
+  try {
+    message = JSON.parse(line)
+  } catch {
+    // ripgrep writes one JSON value per line; anything else is not a match.
+    return undefined
+  }
+  if (message.type !== 'match' || message.data === undefined) return undefined
+  const { path, lines, line_number: lineNumber } = message.data
+  if (path === undefined || lines === undefined || typeof lineNumber !== 'number') return undefined
+  return { path: decodeText(path), line: lineNumber, text: decodeText(lines).replace(/\r?\n$/, '') }
+}
+
+// ripgrep sends text that is not valid UTF-8 as base64 `bytes`.
+function decodeText(value: RipgrepText): string {
+  return value.text ?? Buffer.from(value.bytes ?? '', 'base64').toString('utf8')
+}
+
+/** Searches in JavaScript. Returns an error outcome for an invalid regular expression. */
+export async function searchWithJavaScript(query: GrepQuery): Promise<GrepOutcome> {
+  let regex: RegExp
+  try {
+    const source = query.literal
+      ? query.pattern.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')
+      : query.pattern
+    regex = new RegExp(source, query.ignoreCase ? 'i' : '')
+  } catch (error) {
+    return { ok: false, message: `invalid regular expression: ${(error as Error).message}` }
+  }
+  const filter = fileFilter(query.glob)
+  const matches: GrepMatch[] = []
+  const files: AsyncIterable<{ path: string; relative: string }> = query.isDirectory
+    ? filesBelow(query)
+    : single(query.target)
+  for await (const file of files) {
+    if (query.signal.aborted) break
+    if (query.isDirectory && !filter(file.relative)) continue
+    const text = await readSearchable(file.path, query.maxFileBytes)
+    if (text === undefined) continue
+    const lines = text.split(/\r?\n/)
+    for (let index = 0; index < lines.length; index++) {
+      const line = lines[index]!
+      if (index === lines.length - 1 && line === '') break
+      if (!regex.test(line)) continue
+      if (matches.length === query.limit) return { ok: true, matches, isTruncated: true }
+      matches.push({ path: file.path, line: index + 1, text: line })
+    }
+  }
+  return { ok: true, matches, isTruncated: false }
+}
+
+async function* single(path: string): AsyncGenerator<{ path: string; relative: string }> {
+  yield { path, relative: basename(path) }
+}
+
+async function* filesBelow(query: GrepQuery): AsyncGenerator<{ path: string; relative: string }> {
+  for await (const entry of walk({
+    start: query.target,
+    ignoreRoot: query.ignoreRoot,
+    signal: query.signal,
+  }))
+    if (entry.kind === 'file') yield entry
+}
+
+function fileFilter(glob: string | undefined): (relative: string) => boolean {
+  if (glob === undefined) return () => true
+  const isExcluding = glob.startsWith('!')
+  const pattern = isExcluding ? glob.slice(1) : glob
+  const regex = compileGlob(pattern.replace(/^\//, ''))
+  const byName = !pattern.includes('/')
+  return (relative) => {
+    const subject = byName ? (relative.split('/').pop() ?? relative) : relative
+    return regex.test(subject) !== isExcluding
+  }
+}
+
+/** The file's text, or undefined when it is too large, binary or unreadable. */
+async function readSearchable(path: string, maxBytes: number): Promise<string | undefined> {
+  try {
+    if ((await stat(path)).size > maxBytes) return undefined
+    if (looksBinary(await readHead(path))) return undefined
+    return await readFile(path, 'utf8')
+  } catch {
+    // A file that vanished or cannot be read has nothing to match; ripgrep skips these too.
+    return undefined
+  }
+}

@@ -1,0 +1,172 @@
+/**
+ * `read`: a text file with line numbers, a line range at a time; images as image blocks;
+ * other binary files refused with a message.
+ */
+import { createReadStream } from 'node:fs'
+import { readFile, stat } from 'node:fs/promises'
+import { createInterface } from 'node:readline'
+import { z } from 'zod'
+import { defineTool } from '../define-tool.js'
+import type { Tool } from '../tool.js'
+import { imageMediaType, looksBinary, readHead } from './file-kind.js'
+import {
+  type BuiltinResult,
+  canceledResult,
+  errorResult,
+  fileErrorResult,
+  textResult,
+} from './results.js'
+import { truncateLine } from './text-limits.js'
+import { resolveWorkspacePath, type WorkspaceOptions } from './workspace.js'
+
+export type ReadToolOptions = WorkspaceOptions & {
+  /** Lines returned when the call gives no `limit`, and the most it may ask for. Default 2000. */
+  readonly maxLines?: number
+  /** Longer lines are cut with a note. Default 2000. */
+  readonly maxLineChars?: number
+  /** Total characters of one result; the range stops early with a note. Default 40 000. */
+  readonly maxChars?: number
+  /** Return PNG, JPEG, GIF and WebP files as image blocks. Default true. */
+  readonly images?: boolean
+  /** Largest image returned. Default 5 MB (what hosted providers accept). */
+  readonly maxImageBytes?: number
+}
+
+const parameters = z.object({
+  path: z.string().min(1).describe('File path, relative to the workspace or absolute.'),
+  offset: z
+    .number()
+    .int()
+    .min(1)
+    .optional()
+    .describe('First line to read, counting from 1. Default 1.'),
+  limit: z.number().int().min(1).optional().describe('How many lines to read.'),
+})
+
+/** Creates the `read` tool. Never throws for file problems: they are error results. */
+export function readTool(options: ReadToolOptions): Tool<z.output<typeof parameters>> {
+  const maxLines = options.maxLines ?? 2000
+  const maxLineChars = options.maxLineChars ?? 2000
+  const maxChars = options.maxChars ?? 40_000
+  return defineTool({
+    name: 'read',
+    description: `Read a file. Text comes back with line numbers ("  12\\tcontent"; the number and tab are not part of the file). At most ${maxLines} lines per call: use offset and limit for long files. Images (PNG, JPEG, GIF, WebP) come back as images. Binary files are refused.`,
+    parameters,
+    async execute(args, context): Promise<BuiltinResult> {
+      if (context.signal.aborted) return canceledResult('read')
+      const resolved = await resolveWorkspacePath(options, args.path)
+      if (!resolved.ok) return errorResult(resolved.message)
+      const { real, display } = resolved
+      try {
+        const stats = await stat(real)
+        if (stats.isDirectory()) return errorResult(`${display} is a directory; use ls to list it.`)
+        const head = await readHead(real)
+        const mediaType = imageMediaType(head)
+        if (mediaType !== undefined) return readImage(options, display, real, mediaType, stats.size)
+        if (looksBinary(head)) {
+          return errorResult(
+            `${display} is a binary file (${stats.size} bytes); read only returns text and images. To inspect it, use bash (for example \`file ${display}\` or \`xxd ${display} | head\`).`,
+          )
+        }
+        return await readLines(real, display, {
+          offset: args.offset ?? 1,
+          limit: Math.min(args.limit ?? maxLines, maxLines),
+          maxLineChars,
+          maxChars,
+          signal: context.signal,
+        })
+      } catch (error) {
+        if (context.signal.aborted) return canceledResult('read')
+        return fileErrorResult(display, error)
+      }
+    },
+  })
+}
+
+async function readImage(
+  options: ReadToolOptions,
+  display: string,
+  real: string,
+  mediaType: string,
+  size: number,
+): Promise<BuiltinResult> {
+  if (options.images === false) {
+    return errorResult(
+      `${display} is an image (${mediaType}); images are turned off for this agent, so read cannot show it.`,
+    )
+  }
+  const maxBytes = options.maxImageBytes ?? 5 * 1024 * 1024
+  if (size > maxBytes) {
+    return errorResult(
+      `${display} is an image of ${size} bytes, over the ${maxBytes}-byte limit; make a smaller copy (for example with bash) and read that.`,
+    )
+  }
+  const data = (await readFile(real)).toString('base64')
+  return {
+    content: [
+      { type: 'text', text: `${display} (${mediaType}, ${size} bytes):` },
+      { type: 'image', mediaType, data },
+    ],
+    isError: false,
+    meta: { path: display, mediaType, bytes: size },
+  }
+}
+
+type LineRange = {
+  readonly offset: number
+  readonly limit: number
+  readonly maxLineChars: number
+  readonly maxChars: number
+  readonly signal: AbortSignal
+}
+
+/** Streams the file so that a range near the start of a huge file costs little. */
+async function readLines(real: string, display: string, range: LineRange): Promise<BuiltinResult> {
+  const stream = createReadStream(real, { encoding: 'utf8', signal: range.signal })
+  const lines = createInterface({ input: stream, crlfDelay: Number.POSITIVE_INFINITY })
+  const out: string[] = []
+  let chars = 0
+  let lineNumber = 0
+  let stop: 'limit' | 'chars' | undefined
+  try {
+    for await (let line of lines) {
+      lineNumber++
+      if (lineNumber < range.offset) continue
+      if (out.length === range.limit) {
+        stop = 'limit'
+        break
+      }
+      if (lineNumber === 1) line = line.replace(/^\uFEFF/, '')
+      const numbered = `${String(lineNumber).padStart(6)}\t${truncateLine(line, range.maxLineChars)}`
+      if (chars + numbered.length > range.maxChars && out.length > 0) {
+        stop = 'chars'
+        break
+      }
+      out.push(numbered)
+      chars += numbered.length + 1
+    }
+  } finally {
+    lines.close()
+    stream.destroy()
+  }
+  if (range.signal.aborted) return canceledResult('read')
+  if (lineNumber === 0) return textResult(`${display} is empty.`, { path: display, lines: 0 })
+  if (out.length === 0) {
+    return errorResult(
+      `${display} has ${lineNumber} lines; offset ${range.offset} is past the end. Use an offset from 1 to ${lineNumber}.`,
+    )
+  }
+  const last = range.offset + out.length - 1
+  let text = out.join('\n')
+  if (stop !== undefined) {
+    const why =
+      stop === 'chars' ? 'the output reached its size limit' : 'the line limit was reached'
+    text += `\n\n[${display} continues after line ${last} (${why}); call read with offset ${last + 1} to read more.]`
+  }
+  return textResult(text, {
+    path: display,
+    firstLine: range.offset,
+    lastLine: last,
+    isComplete: stop === undefined,
+  })
+}

@@ -1,0 +1,57 @@
+/**
+ * `write`: creates or overwrites a whole file, creating its parent directories.
+ */
+import { mkdir, stat, writeFile } from 'node:fs/promises'
+import { dirname } from 'node:path'
+import { z } from 'zod'
+import { defineTool } from '../define-tool.js'
+import type { Tool } from '../tool.js'
+import {
+  type BuiltinResult,
+  canceledResult,
+  errorResult,
+  fileErrorResult,
+  textResult,
+} from './results.js'
+import { resolveWorkspacePath, type WorkspaceOptions } from './workspace.js'
+
+export type WriteToolOptions = WorkspaceOptions
+
+const parameters = z.object({
+  path: z.string().min(1).describe('File path, relative to the workspace or absolute.'),
+  content: z.string().describe('The complete new content of the file.'),
+})
+
+/** Creates the `write` tool. Exclusive: writes do not race other calls of the batch. */
+export function writeTool(options: WriteToolOptions): Tool<z.output<typeof parameters>> {
+  return defineTool({
+    name: 'write',
+    description:
+      'Write a whole file (created, or replaced if it exists), creating missing parent directories. To change part of an existing file, prefer edit.',
+    parameters,
+    concurrency: 'exclusive',
+    async execute(args, context): Promise<BuiltinResult> {
+      if (context.signal.aborted) return canceledResult('write')
+      const resolved = await resolveWorkspacePath(options, args.path)
+      if (!resolved.ok) return errorResult(resolved.message)
+      const { real, display } = resolved
+      try {
+        const existing = await stat(real).catch(() => undefined)
+        if (existing?.isDirectory())
+          return errorResult(`${display} is a directory; give a file path inside it.`)
+        await mkdir(dirname(real), { recursive: true })
+        await writeFile(real, args.content, { encoding: 'utf8', signal: context.signal })
+        const bytes = Buffer.byteLength(args.content)
+        const verb = existing === undefined ? 'Created' : 'Overwrote'
+        return textResult(`${verb} ${display} (${bytes} bytes).`, {
+          path: display,
+          isCreated: existing === undefined,
+          bytes,
+        })
+      } catch (error) {
+        if (context.signal.aborted) return canceledResult('write')
+        return fileErrorResult(display, error)
+      }
+    },
+  })
+}

@@ -1,0 +1,36 @@
+/**
+ * The tools layer's public names: the `Tool` interface, `defineTool`, the built-in coding
+ * tools and the approval policy.
+ */
+export {
+  type ApprovalAction,
+  type ApprovalCall,
+  type ApprovalDecision,
+  type ApprovalPolicy,
+  approvalPolicySchema,
+  type BashRule,
+  DEFAULT_APPROVAL_POLICY,
+  decide,
+  parseApprovalPolicy,
+} from './approval-policy.js'
+export {
+  type BashToolOptions,
+  type BuiltinToolsOptions,
+  bashTool,
+  builtinTools,
+  type EditToolOptions,
+  editTool,
+  type GlobToolOptions,
+  type GrepToolOptions,
+  globTool,
+  grepTool,
+  type LsToolOptions,
+  lsTool,
+  type ReadToolOptions,
+  readTool,
+  type WorkspaceOptions,
+  type WriteToolOptions,
+  writeTool,
+} from './builtin/index.js'
+export { defineTool, type ToolDefinition } from './define-tool.js'
+export type { ParsedArguments, Tool, ToolAgent, ToolContext, ToolOutput } from './tool.js'
