@@ -29,8 +29,12 @@ describe('README examples', () => {
       mkdirSync(SCRATCH, { recursive: true })
       const file = resolve(SCRATCH, `example-${index + 1}.mts`)
       writeFileSync(file, code)
-      const { stderr } = await run(process.execPath, ['--import', 'tsx', file], { cwd: ROOT })
+      const { stdout, stderr } = await run(process.execPath, ['--import', 'tsx', file], {
+        cwd: ROOT,
+      })
       expect(stderr).toBe('')
+      expect(stdout).not.toBe('')
+      if (code.includes('createAgent')) expect(stdout).toContain("status: 'completed'")
     })
   }
 })
