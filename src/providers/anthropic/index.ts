@@ -2,7 +2,7 @@
  * `anthropic()`: a provider for the Anthropic Messages API, on the official SDK.
  */
 import Anthropic from '@anthropic-ai/sdk'
-import { ConfigError } from '../../core/index.js'
+import { checkBaseURL } from '../base-url.js'
 import { abortedPart } from '../failure.js'
 import { findKnownModel } from '../known-models.js'
 import type { ModelRequest, Provider, StreamPart } from '../provider.js'
@@ -36,7 +36,7 @@ export type AnthropicOptions = {
 export const DEFAULT_ANTHROPIC_MAX_TOKENS = 8192
 
 /**
- * Creates an Anthropic provider. Throws `ConfigError` at once when the base URL is not a URL.
+ * Creates an Anthropic provider. Throws `ConfigError` at once when the base URL is not an http(s) URL.
  *
  * The stream never throws: HTTP failures, `error` events (`overloaded_error` is retryable),
  * connection errors, malformed events and aborts end it with one `error` part (`code:
@@ -46,10 +46,7 @@ export const DEFAULT_ANTHROPIC_MAX_TOKENS = 8192
  */
 export function anthropic(options: AnthropicOptions): Provider {
   const id = options.id ?? 'anthropic'
-  if (options.baseURL !== undefined && !URL.canParse(options.baseURL))
-    throw new ConfigError(
-      `anthropic: baseURL ${JSON.stringify(options.baseURL)} is not a URL; give the full address, e.g. https://api.anthropic.com`,
-    )
+  checkBaseURL('anthropic', options.baseURL, 'https://api.anthropic.com')
   const client = new Anthropic({
     ...(options.apiKey === undefined ? {} : { apiKey: options.apiKey }),
     ...(options.baseURL === undefined ? {} : { baseURL: options.baseURL }),

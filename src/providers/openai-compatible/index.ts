@@ -4,6 +4,7 @@
  */
 import OpenAI from 'openai'
 import { ConfigError, messageOf } from '../../core/index.js'
+import { checkBaseURL } from '../base-url.js'
 import { abortedPart } from '../failure.js'
 import type { ModelRequest, Provider, StreamPart } from '../provider.js'
 import { type FetchFunction, withNormalizedErrorBodies } from './error-bodies.js'
@@ -47,7 +48,7 @@ export type OpenAICompatibleOptions = {
 
 /**
  * Creates an OpenAI-compatible provider. Throws `ConfigError` at once when no API key is given
- * and `OPENAI_API_KEY` is unset, or the base URL is not a URL.
+ * and `OPENAI_API_KEY` is unset, or the base URL is not an http(s) URL.
  *
  * The stream never throws: HTTP failures, connection errors, malformed events and aborts end it
  * with one `error` part (`retryable` for connection errors, 408, 429 and 5xx; `code:
@@ -57,10 +58,7 @@ export type OpenAICompatibleOptions = {
  */
 export function openaiCompatible(options: OpenAICompatibleOptions): Provider {
   const id = options.id ?? 'openai'
-  if (options.baseURL !== undefined && !URL.canParse(options.baseURL))
-    throw new ConfigError(
-      `openaiCompatible: baseURL ${JSON.stringify(options.baseURL)} is not a URL; give the full address, e.g. http://localhost:11434/v1`,
-    )
+  checkBaseURL('openaiCompatible', options.baseURL, 'http://localhost:11434/v1')
   let client: OpenAI
   try {
     client = new OpenAI({
