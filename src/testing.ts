@@ -2,6 +2,8 @@
  * `rudder/testing`: the scripted provider, a documented provider for tests, demos and bug
  * reports (SPEC §8).
  */
+
+export { scriptedProviderFromFile } from './providers/scripted/script-file.js'
 export {
   type ScriptEntry,
   type ScriptedProvider,

@@ -7,23 +7,41 @@ import { z } from 'zod'
 import { ConfigError, type JsonValue } from '../../core/index.js'
 import { type ScriptedProvider, type ScriptStep, scriptedProvider } from './scripted-provider.js'
 
-const json: z.ZodType<JsonValue> = z.lazy(() => z.union([z.null(), z.boolean(), z.number(), z.string(), z.array(json), z.record(z.string(), json)]))
+const json: z.ZodType<JsonValue> = z.lazy(() =>
+  z.union([
+    z.null(),
+    z.boolean(),
+    z.number(),
+    z.string(),
+    z.array(json),
+    z.record(z.string(), json),
+  ]),
+)
 
 const stepSchema = z
   .object({
     text: z.string().optional(),
     thinking: z.string().optional(),
-    toolCalls: z.array(z.object({ id: z.string().optional(), name: z.string(), args: json }).strict()).optional(),
+    toolCalls: z
+      .array(z.object({ id: z.string().optional(), name: z.string(), args: json }).strict())
+      .optional(),
     stop: z.enum(['stop', 'tool-calls', 'max-tokens']).optional(),
-    error: z.object({ code: z.string(), message: z.string(), retryable: z.boolean().optional(), retryAfterMs: z.number().optional() }).strict().optional(),
+    error: z
+      .object({
+        code: z.string(),
+        message: z.string(),
+        retryable: z.boolean().optional(),
+        retryAfterMs: z.number().optional(),
+      })
+      .strict()
+      .optional(),
     delayMs: z.number().nonnegative().optional(),
   })
   .strict()
 
-const fileSchema = z.union([
-  z.array(stepSchema),
-  z.object({ model: z.string().optional(), steps: z.array(stepSchema) }).strict(),
-])
+// An array of steps, or an object with the steps and a model name.
+const stepsSchema = z.array(stepSchema)
+const objectSchema = z.object({ model: z.string().optional(), steps: stepsSchema }).strict()
 
 /** Loads a script file into a scripted provider. Throws `ConfigError` naming the file and field. */
 export function scriptedProviderFromFile(path: string): ScriptedProvider {
@@ -31,19 +49,28 @@ export function scriptedProviderFromFile(path: string): ScriptedProvider {
   try {
     text = readFileSync(path, 'utf8')
   } catch (error) {
-    throw new ConfigError(`cannot read the script ${path}: ${(error as Error).message}. Check the path given to --provider scripted:<file.json>.`, { cause: error })
+    throw new ConfigError(
+      `cannot read the script ${path}: ${(error as Error).message}. Check the path given to --provider scripted:<file.json>.`,
+      { cause: error },
+    )
   }
   let value: unknown
   try {
     value = JSON.parse(text)
   } catch (error) {
-    throw new ConfigError(`the script ${path} is not valid JSON (${(error as Error).message}). A script is a JSON array of steps, or { "steps": [...] }.`, { cause: error })
+    throw new ConfigError(
+      `the script ${path} is not valid JSON (${(error as Error).message}). A script is a JSON array of steps, or { "steps": [...] }.`,
+      { cause: error },
+    )
   }
-  const parsed = fileSchema.safeParse(value)
+  // Parsed by shape, so an error names the bad step's path rather than "no union member matched".
+  const parsed = Array.isArray(value) ? stepsSchema.safeParse(value) : objectSchema.safeParse(value)
   if (!parsed.success) {
     const issue = parsed.error.issues[0]!
     const where = issue.path.length === 0 ? 'the top level' : issue.path.map(String).join('.')
-    throw new ConfigError(`the script ${path} is invalid at ${where}: ${issue.message}. Steps take text, thinking, toolCalls [{ id?, name, args }], stop, error { code, message, retryable? } and delayMs.`)
+    throw new ConfigError(
+      `the script ${path} is invalid at ${where}: ${issue.message}. Steps take text, thinking, toolCalls [{ id?, name, args }], stop, error { code, message, retryable? } and delayMs.`,
+    )
   }
   const steps = (Array.isArray(parsed.data) ? parsed.data : parsed.data.steps) as ScriptStep[]
   const model = Array.isArray(parsed.data) ? undefined : parsed.data.model

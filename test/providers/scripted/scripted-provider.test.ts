@@ -1,0 +1,116 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { afterAll, describe, expect, it } from 'vitest'
+import type { ModelRequest, StreamPart } from '../../../src/index.js'
+import { scriptedProvider, scriptedProviderFromFile } from '../../../src/testing.js'
+
+const request = (text: string): ModelRequest => ({
+  model: 'm',
+  system: '',
+  messages: [{ role: 'user', content: [{ type: 'text', text }] }],
+  tools: [],
+  params: {},
+})
+
+async function collect(stream: AsyncIterable<StreamPart>): Promise<StreamPart[]> {
+  const parts: StreamPart[] = []
+  for await (const part of stream) parts.push(part)
+  return parts
+}
+
+describe('scriptedProvider', () => {
+  it('streams text in chunks, then tool calls, usage and the stop reason; records the request', async () => {
+    const provider = scriptedProvider(
+      [{ text: 'hello world', toolCalls: [{ name: 'read', args: { path: 'a' } }] }],
+      { chunkSize: 4 },
+    )
+    const parts = await collect(provider.stream(request('hi'), new AbortController().signal))
+    expect(
+      parts.filter((p) => p.type === 'text-delta').map((p) => (p as { text: string }).text),
+    ).toEqual(['hell', 'o wo', 'rld'])
+    expect(parts.find((p) => p.type === 'tool-call')).toEqual({
+      type: 'tool-call',
+      id: 'call_1_1',
+      name: 'read',
+      args: { path: 'a' },
+    })
+    expect(parts.at(-1)).toEqual({ type: 'end', stopReason: 'tool-calls' })
+    expect(provider.requests).toEqual([request('hi')])
+  })
+
+  it('answers a request beyond the script with a non-retryable error naming it', async () => {
+    const provider = scriptedProvider([])
+    const parts = await collect(provider.stream(request('x'), new AbortController().signal))
+    expect(parts).toEqual([
+      expect.objectContaining({ type: 'error', code: 'script-exhausted', retryable: false }),
+    ])
+    expect((parts[0] as { message: string }).message).toContain('request #1')
+  })
+
+  it('holds after streaming until the signal aborts, then ends without a final part', async () => {
+    const provider = scriptedProvider([{ text: 'partial', hold: new Promise(() => {}) }])
+    const controller = new AbortController()
+    const parts: StreamPart[] = []
+    for await (const part of provider.stream(request('x'), controller.signal)) {
+      parts.push(part)
+      if (part.type === 'text-delta' && parts.length === 1) controller.abort()
+    }
+    expect(parts.every((p) => p.type === 'text-delta')).toBe(true)
+  })
+
+  it('answers with a function of the request', async () => {
+    const provider = scriptedProvider([
+      (r) => ({ text: `you said ${(r.messages[0]!.content[0] as { text: string }).text}` }),
+    ])
+    const parts = await collect(provider.stream(request('ping'), new AbortController().signal))
+    expect(
+      parts
+        .filter((p) => p.type === 'text-delta')
+        .map((p) => (p as { text: string }).text)
+        .join(''),
+    ).toBe('you said ping')
+  })
+})
+
+describe('scriptedProviderFromFile', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'rudder-script-'))
+  afterAll(() => rmSync(dir, { recursive: true, force: true }))
+  const file = (name: string, content: string) => {
+    const path = join(dir, name)
+    writeFileSync(path, content)
+    return path
+  }
+
+  it('loads an array of steps or { model, steps }', async () => {
+    const provider = scriptedProviderFromFile(
+      file('a.json', JSON.stringify({ model: 'demo', steps: [{ text: 'hi' }] })),
+    )
+    expect(provider.model).toBe('demo')
+    const parts = await collect(provider.stream(request('x'), new AbortController().signal))
+    expect(parts.at(-1)).toEqual({ type: 'end', stopReason: 'stop' })
+    expect(scriptedProviderFromFile(file('b.json', '[{"text":"x"}]')).model).toBe('scripted')
+  })
+
+  it('names the file and the bad field', () => {
+    const path = file(
+      'bad.json',
+      JSON.stringify([{ text: 'ok' }, { toolCalls: [{ name: 'read' }] }]),
+    )
+    expect(() => scriptedProviderFromFile(path)).toThrowError(
+      expect.objectContaining({ code: 'CONFIG' }),
+    )
+    expect(() => scriptedProviderFromFile(path)).toThrowError(
+      `${path} is invalid at 1.toolCalls.0.args`,
+    )
+  })
+
+  it('explains unreadable and non-JSON files', () => {
+    expect(() => scriptedProviderFromFile(join(dir, 'missing.json'))).toThrowError(
+      /cannot read the script/,
+    )
+    expect(() => scriptedProviderFromFile(file('text.json', 'not json'))).toThrowError(
+      /not valid JSON/,
+    )
+  })
+})
