@@ -4,8 +4,9 @@
  * a `tool-pre` result (SPEC §6.3), so an agent hook can return it as is.
  *
  * Bash rules match each simple command of a command line (split at `;`, `&&`, `||`, `|`, `&`,
- * newlines and parentheses, outside quotes), and the strictest outcome wins, so that
- * `git status && rm -rf /` is not allowed by a rule for `git status*`. This is a seatbelt
+ * newlines, parentheses and backticks, outside quotes), and the strictest outcome wins, so
+ * that `git status && rm -rf /` is not allowed by a rule for `git status*`; a pipeline
+ * cannot be matched as one unit. This is a seatbelt
  * against mistakes, not a sandbox: a command can always hide what it does (`sh -c "…"`,
  * scripts, aliases), so deny rules catch accidents, not adversaries.
  */
@@ -154,8 +155,9 @@ function bashDecision(
   }
   if (worst.action === 'ask')
     return { action: 'ask', reason: `bash: ${abbreviate(command)} (${why})` }
-  // Substitutions run commands the rules never saw, so an allowed line that has one still asks.
-  if (hasSubstitution)
+  // A substitution inside double quotes runs a command the rules never saw; unless unmatched
+  // commands are allowed anyway, an allowed line that has one still asks.
+  if (hasSubstitution && fallback !== 'allow')
     return {
       action: 'ask',
       reason: `bash: ${abbreviate(command)} (it contains a command substitution the policy cannot check)`,
@@ -245,14 +247,9 @@ export function splitCommand(command: string): { segments: string[]; hasSubstitu
       current += char // a redirection such as 2>&1 or &>file, not a control operator
       continue
     }
-    if (
-      char === ';' ||
-      char === '&' ||
-      char === '|' ||
-      char === '\n' ||
-      char === '(' ||
-      char === ')'
-    ) {
+    // Parentheses and backticks also cut, so the commands inside `$(…)`, `(…)` and `…` are
+    // checked as commands of their own.
+    if (';&|\n()`'.includes(char)) {
       if ((char === '&' || char === '|') && next === char) index++
       cut()
       continue

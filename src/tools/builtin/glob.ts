@@ -16,7 +16,13 @@ import {
   textResult,
 } from './results.js'
 import { walk } from './walk.js'
-import { displayPath, realRoots, resolveWorkspacePath, type WorkspaceOptions } from './workspace.js'
+import {
+  displayPath,
+  placeName,
+  realRoots,
+  resolveWorkspacePath,
+  type WorkspaceOptions,
+} from './workspace.js'
 
 export type GlobToolOptions = WorkspaceOptions & {
   /** Paths returned when the call gives no `limit`. Default 500. */
@@ -97,7 +103,7 @@ export function globTool(options: GlobToolOptions): Tool<{
       const limit = args.limit ?? defaultLimit
       const meta = { total: found.length, isTruncated: found.length > limit }
       if (found.length === 0)
-        return textResult(`No files match ${args.pattern} in ${base.display}.`, meta)
+        return textResult(`No files match ${args.pattern} in ${placeName(base.display)}.`, meta)
       const shown = found.slice(0, limit)
       if (found.length > limit) {
         shown.push(

@@ -6,7 +6,7 @@
 import { spawn } from 'node:child_process'
 import { constants } from 'node:fs'
 import { access, readFile, stat } from 'node:fs/promises'
-import { basename, delimiter, join } from 'node:path'
+import { basename, delimiter, dirname, join, resolve } from 'node:path'
 import { createInterface } from 'node:readline'
 import { looksBinary, readHead } from './file-kind.js'
 import { compileGlob } from './glob-pattern.js'
@@ -72,9 +72,14 @@ export function searchWithRipgrep(ripgrep: string, query: GrepQuery): Promise<Gr
   if (query.ignoreCase) args.push('--ignore-case')
   if (query.literal) args.push('--fixed-strings')
   if (query.glob !== undefined) args.push('--glob', query.glob)
-  args.push('--regexp', query.pattern, '--', query.target)
-  return new Promise((resolve) => {
-    const child = spawn(ripgrep, args, { cwd: query.ignoreRoot, stdio: ['ignore', 'pipe', 'pipe'] })
+  // Run inside the searched directory so that globs with a "/" are relative to it, as in the
+  // JavaScript engine; ripgrep then prints paths relative to it.
+  const cwd = query.isDirectory ? query.target : dirname(query.target)
+  args.push('--regexp', query.pattern)
+  // An explicit path: without one, ripgrep may search stdin instead of the directory.
+  args.push('--', query.isDirectory ? '.' : basename(query.target))
+  return new Promise((finish) => {
+    const child = spawn(ripgrep, args, { cwd, stdio: ['ignore', 'pipe', 'pipe'] })
     const matches: GrepMatch[] = []
     let isTruncated = false
     let stderr = ''
@@ -87,7 +92,7 @@ export function searchWithRipgrep(ripgrep: string, query: GrepQuery): Promise<Gr
     const lines = createInterface({ input: child.stdout, crlfDelay: Number.POSITIVE_INFINITY })
     lines.on('line', (line) => {
       if (isTruncated) return
-      const match = parseRipgrepMatch(line)
+      const match = parseRipgrepMatch(line, cwd)
       if (match === undefined) return
       if (matches.length === query.limit) {
         isTruncated = true
@@ -102,10 +107,10 @@ export function searchWithRipgrep(ripgrep: string, query: GrepQuery): Promise<Gr
     child.on('close', (code) => {
       query.signal.removeEventListener('abort', onAbort)
       if (startError !== undefined)
-        resolve({ ok: false, message: `ripgrep could not run: ${startError.message}` })
+        finish({ ok: false, message: `ripgrep could not run: ${startError.message}` })
       else if (code === 2 && matches.length === 0 && !isTruncated)
-        resolve({ ok: false, message: `ripgrep: ${stderr.trim()}` })
-      else resolve({ ok: true, matches, isTruncated })
+        finish({ ok: false, message: `ripgrep: ${stderr.trim()}` })
+      else finish({ ok: true, matches, isTruncated })
     })
   })
 }
@@ -113,7 +118,7 @@ export function searchWithRipgrep(ripgrep: string, query: GrepQuery): Promise<Gr
 type RipgrepText = { text?: string; bytes?: string }
 
 /** A `match` message of `rg --json` as a match; undefined for other messages. */
-function parseRipgrepMatch(line: string): GrepMatch | undefined {
+function parseRipgrepMatch(line: string, cwd: string): GrepMatch | undefined {
   let message: {
     type?: string
     data?: { path?: RipgrepText; lines?: RipgrepText; line_number?: number }
@@ -127,7 +132,11 @@ function parseRipgrepMatch(line: string): GrepMatch | undefined {
   if (message.type !== 'match' || message.data === undefined) return undefined
   const { path, lines, line_number: lineNumber } = message.data
   if (path === undefined || lines === undefined || typeof lineNumber !== 'number') return undefined
-  return { path: decodeText(path), line: lineNumber, text: decodeText(lines).replace(/\r?\n$/, '') }
+  return {
+    path: resolve(cwd, decodeText(path)),
+    line: lineNumber,
+    text: decodeText(lines).replace(/\r?\n$/, ''),
+  }
 }
 
 // ripgrep sends text that is not valid UTF-8 as base64 `bytes`.

@@ -22,7 +22,13 @@ import {
   textResult,
 } from './results.js'
 import { truncateLine } from './text-limits.js'
-import { displayPath, realRoots, resolveWorkspacePath, type WorkspaceOptions } from './workspace.js'
+import {
+  displayPath,
+  placeName,
+  realRoots,
+  resolveWorkspacePath,
+  type WorkspaceOptions,
+} from './workspace.js'
 
 export type GrepToolOptions = WorkspaceOptions & {
   /**
@@ -134,7 +140,7 @@ export function grepTool(options: GrepToolOptions): Tool<{
         .sort((a, b) => comparePaths(a.path, b.path) || a.line - b.line)
       const meta = { engine, matches: matches.length, isTruncated: outcome.isTruncated }
       if (matches.length === 0)
-        return textResult(`No matches for ${args.pattern} in ${display}.`, meta)
+        return textResult(`No matches for ${args.pattern} in ${placeName(display)}.`, meta)
       const lines = matches.map(
         (match) => `${match.path}:${match.line}:${truncateLine(match.text, maxLineChars)}`,
       )

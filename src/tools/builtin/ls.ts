@@ -54,7 +54,8 @@ export function lsTool(options: LsToolOptions): Tool<z.output<typeof parameters>
       const limit = args.limit ?? defaultLimit
       const lines = await Promise.all(entries.slice(0, limit).map((entry) => describe(real, entry)))
       const meta = { path: display, total: entries.length, isTruncated: entries.length > limit }
-      if (entries.length === 0) return textResult(`${display} is empty.`, meta)
+      if (entries.length === 0)
+        return textResult(`${display === '.' ? 'The workspace' : display} is empty.`, meta)
       if (entries.length > limit)
         lines.push(
           `\n[Showing ${limit} of ${entries.length} entries; use glob to find specific files.]`,

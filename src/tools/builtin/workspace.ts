@@ -71,6 +71,11 @@ export function displayPath(options: WorkspaceOptions, real: string): string {
   return real
 }
 
+/** A display path as a place in a sentence: the workspace root reads "the workspace". */
+export function placeName(display: string): string {
+  return display === '.' ? 'the workspace' : display
+}
+
 /** Whether `path` is `root` or below it. Both must be absolute and normalized. */
 export function isInside(root: string, path: string): boolean {
   if (path === root) return true
