@@ -1,0 +1,89 @@
+/**
+ * What a storage format provides to the one store implementation in `session-store.ts`:
+ * durable bytes, leases and metadata. Backends store events as opaque lines (see codec.ts) and
+ * never interpret them; checking, repair and fork rules live above, once for every format.
+ */
+import type { SessionEvent, SessionHeader } from '../core/index.js'
+import type { BlobStore } from './blob-store.js'
+import type { Lease } from './lease.js'
+import type { ListOptions, SearchHit, SessionListing } from './store.js'
+
+/** One stored event as read back, or the torn end of a JSONL file. */
+export type StoredRecord =
+  | {
+      readonly kind: 'line'
+      readonly text: string
+      /** File and line, or database and seq: where a message about this record points. */
+      readonly location: string
+      /** Where the record ends, in the backend's own terms (a byte offset, a seq). */
+      readonly position: number
+    }
+  | {
+      /** A last line with no newline: cut short by a crash, or being written right now. */
+      readonly kind: 'torn'
+      readonly location: string
+      readonly bytes: number
+      /** Where the torn bytes start: the length to truncate the file to. */
+      readonly position: number
+    }
+
+/** The header as stored, still to be parsed and checked. */
+export type StoredHeader = { readonly text: string; readonly location: string }
+
+/** Metadata a writer keeps for `list`. */
+export type WriterStart = {
+  readonly header: SessionHeader
+  /** Events already in the log. */
+  readonly eventCount: number
+  /** Time of the last event, or the creation time. */
+  readonly updatedAt: number
+  /** Cut the log to this position first (a torn JSONL tail). */
+  readonly truncateAt?: number
+}
+
+/** Appends batches of events to one session's log. */
+export interface BatchWriter {
+  /** Appends and makes durable, in order. `lines[i]` is the stored form of `events[i]`. */
+  write(events: readonly SessionEvent[], lines: readonly string[]): Promise<void>
+  /** Finishes metadata and releases resources (not the lease). */
+  close(): Promise<void>
+}
+
+export interface Backend {
+  /** The normalized store URL. */
+  readonly url: string
+  /** Where large payloads go, or undefined to keep them inline (memory). */
+  readonly blobs: BlobStore | undefined
+  /** Human-readable place of a session's log, for messages. */
+  describe(id: string): string
+  exists(id: string): Promise<boolean>
+  /** Every session id, for scans. */
+  ids(): Promise<string[]>
+  /** Creates an empty session durably and takes its lease. Throws `INVALID_INPUT` if the id exists. */
+  create(header: SessionHeader): Promise<Lease>
+  /** Takes the writer lease. Throws `SESSION_NOT_FOUND` or `SessionBusyError`. */
+  acquire(id: string): Promise<Lease>
+  /** The stored header. Throws `SESSION_NOT_FOUND`. */
+  readHeader(id: string): Promise<StoredHeader>
+  /**
+   * The stored events in order, in batches, without a lease. Stops early once `throughSeq` is
+   * reached (when given). Yields to the event loop between batches.
+   */
+  records(id: string, options?: { readonly throughSeq?: number }): AsyncIterable<StoredRecord[]>
+  /** Opens the log for appending; the caller holds the lease. */
+  openWriter(id: string, start: WriterStart): Promise<BatchWriter>
+  /**
+   * Creates session `header.id` holding a byte-exact copy of the source's events
+   * `[0..throughSeq]` (`position` is where event `throughSeq` ends), and takes its lease.
+   */
+  copyPrefix(
+    sourceId: string,
+    header: SessionHeader,
+    throughSeq: number,
+    position: number | undefined,
+  ): Promise<Lease>
+  list(options: Required<Pick<ListOptions, 'limit'>> & ListOptions): Promise<SessionListing[]>
+  /** Indexed full-text search, if the backend has one (else the store scans). */
+  search?(words: readonly string[], limit: number): Promise<SearchHit[]>
+  close(): Promise<void>
+}

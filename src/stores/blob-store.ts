@@ -1,0 +1,93 @@
+/**
+ * Content-addressed files for payloads too large for one log line or row (B13): a file per
+ * distinct content, named by its SHA-256, written once and never changed or deleted. Logs refer
+ * to blobs by hash, so a fork or an import into the same store shares them for free.
+ */
+import { createHash, randomUUID } from 'node:crypto'
+import { mkdir, open, readFile, rename, stat, unlink } from 'node:fs/promises'
+import { join } from 'node:path'
+import { LogCorruptError, StoreError } from '../core/index.js'
+import { syncDirectory } from './fs-sync.js'
+import type { StoreCounters } from './store.js'
+
+/** Where a blob lives and how large it is. */
+export type BlobAddress = { readonly sha256: string; readonly bytes: number }
+
+/** A directory of content-addressed blobs. */
+export interface BlobStore {
+  /** Writes `content` (UTF-8) durably unless a blob with the same hash exists. */
+  put(content: string): Promise<BlobAddress>
+  /** Reads a blob back as a string. Throws `LogCorruptError` at `location` if it is missing or the wrong size. */
+  get(address: BlobAddress, location: string): Promise<string>
+}
+
+/** Opens (creating lazily) the blob directory `root`. */
+export function createBlobStore(root: string, counters: StoreCounters | undefined): BlobStore {
+  const pathOf = (sha256: string) => join(root, sha256.slice(0, 2), sha256)
+
+  async function exists(path: string, bytes: number): Promise<boolean> {
+    try {
+      return (await stat(path)).size === bytes
+    } catch {
+      // Missing (or unreadable, which the write below will report): write it.
+      return false
+    }
+  }
+
+  return {
+    async put(content) {
+      const buffer = Buffer.from(content, 'utf8')
+      const sha256 = createHash('sha256').update(buffer).digest('hex')
+      const address = { sha256, bytes: buffer.length }
+      const path = pathOf(sha256)
+      if (await exists(path, buffer.length)) return address
+      const directory = join(root, sha256.slice(0, 2))
+      const temporary = `${path}.${process.pid}-${randomUUID()}.tmp`
+      try {
+        await mkdir(directory, { recursive: true })
+        const handle = await open(temporary, 'wx')
+        try {
+          await handle.writeFile(buffer)
+          await handle.datasync()
+          if (counters) counters.syncs++
+        } finally {
+          await handle.close()
+        }
+        // The rename publishes the blob only once its bytes are durable, so a reader never
+        // sees a partial blob under its final name.
+        await rename(temporary, path)
+        await syncDirectory(directory, counters)
+        if (counters) counters.bytesWritten += buffer.length
+      } catch (error) {
+        await unlink(temporary).catch(() => {
+          // Already renamed or never created: nothing to clean up.
+        })
+        throw new StoreError(
+          `could not write a large payload (${buffer.length} bytes) to ${path}: ${String(error)}; check that the directory is writable and the disk has space`,
+          { cause: error },
+        )
+      }
+      return address
+    },
+
+    async get(address, location) {
+      const path = pathOf(address.sha256)
+      let buffer: Buffer
+      try {
+        buffer = await readFile(path)
+      } catch (error) {
+        throw new LogCorruptError(
+          location,
+          `the event refers to the large payload ${path}, which cannot be read (${String(error)}); restore the file, or run \`rudder sessions repair\` to salvage the events before it`,
+          { cause: error },
+        )
+      }
+      if (buffer.length !== address.bytes)
+        throw new LogCorruptError(
+          location,
+          `the large payload ${path} has ${buffer.length} bytes but the event expects ${address.bytes}; restore the file, or run \`rudder sessions repair\` to salvage the events before it`,
+        )
+      return buffer.toString('utf8')
+    },
+  }
+}

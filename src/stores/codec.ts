@@ -1,0 +1,192 @@
+/**
+ * The stored form of an event, shared by JSONL lines and SQLite rows: the envelope of SPEC §3.1
+ * as one line of JSON, with payloads that would make the line larger than 1 MiB moved to
+ * content-addressed blobs and referenced from a `blobs` list beside `data` (decision 0012).
+ */
+import type { JsonValue, SessionEvent } from '../core/index.js'
+import { LogCorruptError } from '../core/index.js'
+import type { BlobStore } from './blob-store.js'
+import { type BlobReference, describeIssue, storedEnvelope } from './schema.js'
+
+/** No stored line or row is larger than this (B13). */
+export const LINE_LIMIT_BYTES = 1024 * 1024
+/** Strings at least this large are the ones moved out when a line is too large. */
+export const BLOB_MIN_BYTES = 64 * 1024
+
+/** The envelope as JSON text, keys in a fixed order, nothing moved out. */
+export function envelopeLine(event: SessionEvent, data: JsonValue = event.data): string {
+  return `{"seq":${event.seq},"time":${event.time},"type":${JSON.stringify(event.type)},"data":${JSON.stringify(data)}${event.ignorable ? ',"ignorable":true' : ''}}`
+}
+
+/** UTF-8 size of a string, computed only when it could matter. */
+function byteLength(text: string, limit: number): number {
+  // A UTF-16 code unit is at most 3 UTF-8 bytes, so short strings need no count.
+  return text.length * 3 <= limit ? text.length : Buffer.byteLength(text, 'utf8')
+}
+
+/**
+ * Encodes events as stored lines. Payloads are written to `blobs` (durably, once per content)
+ * before the line that refers to them is returned. Without a blob store nothing is moved.
+ */
+export async function encodeEvents(
+  events: readonly SessionEvent[],
+  blobs: BlobStore | undefined,
+): Promise<string[]> {
+  const lines: string[] = new Array(events.length)
+  for (let index = 0; index < events.length; index++) {
+    const event = events[index]!
+    const line = envelopeLine(event)
+    lines[index] =
+      blobs && byteLength(line, LINE_LIMIT_BYTES) > LINE_LIMIT_BYTES
+        ? await externalize(event, blobs)
+        : line
+  }
+  return lines
+}
+
+type Moved = { path: (string | number)[]; content: string }
+
+async function externalize(event: SessionEvent, blobs: BlobStore): Promise<string> {
+  const moved: Moved[] = []
+  const data = replaceLargeStrings(event.data, [], moved)
+  let line = withReferences(event, data, await store(moved, blobs))
+  if (byteLength(line, LINE_LIMIT_BYTES) > LINE_LIMIT_BYTES) {
+    // Many medium values (or a huge structure) still overflow: move the whole of `data`.
+    const whole = await blobs.put(JSON.stringify(event.data))
+    line = withReferences(event, null, [{ path: [], ...whole, json: true }])
+  }
+  return line
+}
+
+function replaceLargeStrings(
+  value: JsonValue,
+  path: (string | number)[],
+  moved: Moved[],
+): JsonValue {
+  if (typeof value === 'string') {
+    if (byteLength(value, BLOB_MIN_BYTES) < BLOB_MIN_BYTES) return value
+    moved.push({ path, content: value })
+    return ''
+  }
+  if (typeof value !== 'object' || value === null) return value
+  if (Array.isArray(value))
+    return value.map((item, index) => replaceLargeStrings(item, [...path, index], moved))
+  const out: Record<string, JsonValue> = {}
+  for (const [key, item] of Object.entries(value))
+    out[key] = replaceLargeStrings(item, [...path, key], moved)
+  return out
+}
+
+async function store(moved: readonly Moved[], blobs: BlobStore): Promise<BlobReference[]> {
+  const references: BlobReference[] = []
+  for (const { path, content } of moved) references.push({ path, ...(await blobs.put(content)) })
+  return references
+}
+
+function withReferences(
+  event: SessionEvent,
+  data: JsonValue,
+  references: readonly BlobReference[],
+): string {
+  return `${envelopeLine(event, data).slice(0, -1)},"blobs":${JSON.stringify(references)}}`
+}
+
+/** A stored line parsed and checked, its blobs not yet read. */
+export type DecodedLine = {
+  readonly seq: number
+  readonly time: number
+  readonly type: string
+  data: unknown
+  readonly ignorable?: true
+  readonly blobs?: readonly BlobReference[]
+}
+
+/** Parses one stored line. Throws `LogCorruptError` at `location` if it is not a valid envelope. */
+export function decodeLine(text: string, location: string, hint: string): DecodedLine {
+  let value: unknown
+  try {
+    value = JSON.parse(text)
+  } catch (error) {
+    throw new LogCorruptError(location, `not valid JSON (${(error as Error).message}); ${hint}`, {
+      cause: error,
+    })
+  }
+  const result = storedEnvelope.safeParse(value)
+  if (!result.success)
+    throw new LogCorruptError(location, `${describeIssue(result.error, 'event')}; ${hint}`)
+  // The parsed object itself is kept (not zod's copy) so the event is exactly what was stored.
+  return value as DecodedLine
+}
+
+/** Reads the blobs a decoded line refers to and puts their content back in place. */
+export async function resolveBlobs(
+  line: DecodedLine,
+  blobs: BlobStore | undefined,
+  location: string,
+  hint: string,
+): Promise<void> {
+  if (!line.blobs) return
+  if (!blobs)
+    throw new LogCorruptError(
+      location,
+      `the event refers to blobs, but this store keeps none; ${hint}`,
+    )
+  for (const reference of line.blobs) {
+    const text = await blobs.get(reference, location)
+    let content: unknown = text
+    if (reference.json) {
+      try {
+        content = JSON.parse(text)
+      } catch (error) {
+        throw new LogCorruptError(
+          location,
+          `the blob ${reference.sha256} is not valid JSON; ${hint}`,
+          {
+            cause: error,
+          },
+        )
+      }
+    }
+    placeAt(line, reference.path, content, location, hint)
+  }
+  delete (line as { blobs?: unknown }).blobs
+}
+
+function placeAt(
+  line: DecodedLine,
+  path: readonly (string | number)[],
+  content: unknown,
+  location: string,
+  hint: string,
+): void {
+  if (path.length === 0) {
+    if (line.data !== null) throw badPath(location, path, hint)
+    line.data = content
+    return
+  }
+  let parent: unknown = line.data
+  for (const part of path.slice(0, -1)) {
+    if (typeof parent !== 'object' || parent === null || !Object.hasOwn(parent, part))
+      throw badPath(location, path, hint)
+    parent = (parent as Record<string | number, unknown>)[part]
+  }
+  const last = path[path.length - 1]!
+  if (
+    typeof parent !== 'object' ||
+    parent === null ||
+    (parent as Record<string | number, unknown>)[last] !== ''
+  )
+    throw badPath(location, path, hint)
+  ;(parent as Record<string | number, unknown>)[last] = content
+}
+
+function badPath(
+  location: string,
+  path: readonly (string | number)[],
+  hint: string,
+): LogCorruptError {
+  return new LogCorruptError(
+    location,
+    `a blob reference points at ${JSON.stringify(path)}, where the event holds no placeholder; ${hint}`,
+  )
+}

@@ -1,0 +1,114 @@
+/**
+ * Turn boundaries of a stored log: closing a turn left open by a crash (SPEC §9.3) and where a
+ * fork may cut (SPEC §9.4). Pure functions of the events; they look back only as far as the
+ * last turn boundary.
+ */
+import {
+  type EventMap,
+  type EventType,
+  isCoreEvent,
+  type SessionEvent,
+  type ToolCallBlock,
+} from '../core/index.js'
+
+/** An append the repair makes, in order. */
+export type RepairAppend = { [K in EventType]: readonly [K, EventMap[K]] }[EventType]
+
+/** What closing an open turn appends, and which calls got which result. */
+export type CrashRepairPlan = {
+  readonly turn: number
+  readonly appends: readonly RepairAppend[]
+  readonly results: readonly { callId: string; code: 'interrupted' | 'outcome-unknown' }[]
+}
+
+/** The seq of the `turn/start` of the turn open after `events[0..throughSeq]`, if any. */
+export function openTurnStart(
+  events: readonly SessionEvent[],
+  throughSeq = events.length - 1,
+): number | undefined {
+  for (let seq = throughSeq; seq >= 0; seq--) {
+    const event = events[seq]!
+    if (event.type === 'turn/end') return undefined
+    if (event.type === 'turn/start') return seq
+  }
+  return undefined
+}
+
+/** The default fork cut: the last seq not inside an open turn (−1 if there is none). */
+export function defaultCut(events: readonly SessionEvent[]): number {
+  const start = openTurnStart(events)
+  return start === undefined ? events.length - 1 : start - 1
+}
+
+/** The text of the result a crashed tool call gets. */
+export function crashResultText(name: string, code: 'interrupted' | 'outcome-unknown'): string {
+  return code === 'outcome-unknown'
+    ? `The tool call ${name} started, but rudder stopped (a crash or kill) before its result was recorded, so its outcome is unknown: it may have finished, partly run, or not run at all. Do not retry side-effecting work blindly: first check its effects (read the file, list the state it changes), then decide.`
+    : `The tool call ${name} never started: rudder stopped (a crash or kill) before running it, so it had no effect. Call it again if it is still needed.`
+}
+
+/**
+ * The events that close a turn left open at the end of `events`: a result for each tool call
+ * of the open step that has none (`outcome-unknown` if its `tool/call` was logged, else
+ * `interrupted`), then `step/end` if a step is open, then `turn/end {interrupted}`.
+ * Undefined when no turn is open.
+ */
+export function planCrashRepair(events: readonly SessionEvent[]): CrashRepairPlan | undefined {
+  const start = openTurnStart(events)
+  if (start === undefined) return undefined
+  const turnStart = events[start]!
+  if (!isCoreEvent(turnStart) || turnStart.type !== 'turn/start') return undefined
+  const turn = turnStart.data.turn
+  let step:
+    | { step: number; calls: ToolCallBlock[]; answered: number; started: Set<string> }
+    | undefined
+  for (let seq = start + 1; seq < events.length; seq++) {
+    const event = events[seq]!
+    if (!isCoreEvent(event)) continue
+    switch (event.type) {
+      case 'step/start':
+        step = { step: event.data.step, calls: [], answered: 0, started: new Set() }
+        break
+      case 'step/end':
+        step = undefined
+        break
+      case 'assistant/message':
+        if (step)
+          step.calls = event.data.content.filter(
+            (block): block is ToolCallBlock => block.type === 'tool-call',
+          )
+        break
+      case 'tool/call':
+        step?.started.add(event.data.callId)
+        break
+      case 'tool/result':
+        if (step) step.answered++
+        break
+      default:
+        // Messages, headers and compactions do not change what a repair must close.
+        break
+    }
+  }
+  const appends: RepairAppend[] = []
+  const results: { callId: string; code: 'interrupted' | 'outcome-unknown' }[] = []
+  if (step) {
+    for (const call of step.calls.slice(step.answered)) {
+      const code = step.started.has(call.id) ? 'outcome-unknown' : 'interrupted'
+      const message = crashResultText(call.name, code)
+      results.push({ callId: call.id, code })
+      appends.push([
+        'tool/result',
+        {
+          callId: call.id,
+          name: call.name,
+          content: [{ type: 'text', text: message }],
+          isError: true,
+          error: { code, message },
+        },
+      ])
+    }
+    appends.push(['step/end', { turn, step: step.step }])
+  }
+  appends.push(['turn/end', { turn, reason: { kind: 'interrupted' } }])
+  return { turn, appends, results }
+}

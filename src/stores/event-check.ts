@@ -1,0 +1,114 @@
+/**
+ * Checking what a store reads back (SPEC §3.1, §3.3): the header's format version and shape,
+ * each event's type and data, and the log invariants, one event at a time.
+ */
+import {
+  createLogChecker,
+  FORMAT_VERSION,
+  isEventType,
+  LogCorruptError,
+  RudderError,
+  type SessionEvent,
+  type SessionHeader,
+} from '../core/index.js'
+import type { DecodedLine } from './codec.js'
+import { describeIssue, EVENT_DATA, headerSchema } from './schema.js'
+
+/** The hint every refusal of a damaged log carries. */
+export function repairHint(sessionId: string): string {
+  return `run \`rudder sessions repair ${sessionId}\` to copy the valid prefix into a new session (the original is kept)`
+}
+
+/**
+ * Parses and checks a header. Throws `FORMAT_TOO_NEW` for a newer format (checked first, so a
+ * newer header of another shape still gets that message), `LogCorruptError` otherwise.
+ */
+export function parseHeader(
+  text: string,
+  location: string,
+  expectedId: string | undefined,
+): SessionHeader {
+  let value: unknown
+  try {
+    value = JSON.parse(text)
+  } catch (error) {
+    throw new LogCorruptError(
+      location,
+      `the header is not valid JSON (${(error as Error).message})`,
+      {
+        cause: error,
+      },
+    )
+  }
+  const version = (value as { formatVersion?: unknown } | null)?.formatVersion
+  if (typeof version === 'number' && version > FORMAT_VERSION)
+    throw new RudderError(
+      'FORMAT_TOO_NEW',
+      `${location}: the session was written by a newer rudder (log format ${version}; this rudder reads up to ${FORMAT_VERSION}); upgrade rudder to open it`,
+    )
+  const result = headerSchema.safeParse(value)
+  if (!result.success)
+    throw new LogCorruptError(location, describeIssue(result.error, 'the header'))
+  const header = value as SessionHeader
+  if (expectedId !== undefined && header.id !== expectedId)
+    throw new LogCorruptError(
+      location,
+      `the header names session ${JSON.stringify(header.id)} but the store keeps it as ${JSON.stringify(expectedId)}`,
+    )
+  return header
+}
+
+/** Checks decoded events in order; `accept` throws at the first one that is not valid. */
+export interface EventCheck {
+  /** Returns the line as a valid event, or throws naming `location`. */
+  accept(line: DecodedLine, location: string): SessionEvent
+  /** The turn open after the events accepted so far. */
+  readonly openTurn: number | undefined
+}
+
+export function createEventCheck(hint: string): EventCheck {
+  const checker = createLogChecker({ allowOpenTurn: true })
+  return {
+    accept(line, location) {
+      if (!isEventType(line.type)) {
+        if (line.ignorable !== true)
+          throw new RudderError(
+            'UNKNOWN_EVENT_TYPE',
+            `${location}: event type ${JSON.stringify(line.type)} is unknown to this rudder and not marked ignorable; it was written by a newer rudder or a plugin, so upgrade rudder (or load the plugin) to open this session`,
+          )
+      } else {
+        const result = EVENT_DATA[line.type].safeParse(line.data)
+        if (!result.success)
+          throw new LogCorruptError(
+            location,
+            `${describeIssue(result.error, `${line.type} data`)}; ${hint}`,
+          )
+      }
+      const event = line as SessionEvent
+      const problems = checker.record(event)
+      if (problems.length > 0)
+        throw new LogCorruptError(
+          location,
+          `${problems.map((problem) => `${problem.message} [${problem.rule}]`).join('; ')}; ${hint}`,
+        )
+      return event
+    },
+    get openTurn() {
+      return checker.openTurn
+    },
+  }
+}
+
+/**
+ * Checks the data of an event about to be written, so a store never writes what it would
+ * refuse to read. Throws `INVALID_EVENT_DATA` naming the type and field.
+ */
+export function checkForWrite(event: SessionEvent): void {
+  if (!isEventType(event.type)) return
+  const result = EVENT_DATA[event.type].safeParse(event.data)
+  if (!result.success)
+    throw new RudderError(
+      'INVALID_EVENT_DATA',
+      `cannot append "${event.type}": ${describeIssue(result.error, 'data')}; a store would refuse to read this event back, so fix the value before appending`,
+    )
+}

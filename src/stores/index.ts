@@ -1,0 +1,19 @@
+/**
+ * Durable sessions (SPEC §9): `openStore(url)` and the store types.
+ */
+export { openStore } from './open-store.js'
+export type {
+  CreateOptions,
+  JsonlSource,
+  ListOptions,
+  Repair,
+  SalvageResult,
+  SearchHit,
+  SessionListing,
+  SessionSnapshot,
+  SessionStore,
+  StoreCounters,
+  StoredSession,
+  StoreOptions,
+} from './store.js'
+export { defaultStoreUrl, rudderHome } from './store-url.js'

@@ -1,0 +1,222 @@
+/**
+ * `jsonl:<dir>`: one directory per session under `<dir>/sessions/`, holding `events.jsonl`
+ * (the header line, then one event per line), `meta.json` (for `list`) and the writer lease
+ * files. Large payloads live in `<dir>/blobs/`. See docs/log-format.md.
+ */
+import { mkdir, open, readdir, stat } from 'node:fs/promises'
+import { join } from 'node:path'
+import { LogCorruptError, type SessionHeader } from '../../core/index.js'
+import type { Backend, StoredRecord } from '../backend.js'
+import { createBlobStore } from '../blob-store.js'
+import { sessionExists, sessionNotFound, storeFailure } from '../errors.js'
+import { syncDirectory } from '../fs-sync.js'
+import type { Lease } from '../lease.js'
+import { listingOf, page } from '../listing.js'
+import { checkSessionId } from '../session-id.js'
+import type { SessionListing, StoreCounters } from '../store.js'
+import { openJsonlWriter } from './jsonl-writer.js'
+import { acquireLeaseFile } from './lease-file.js'
+import { readFirstLine, readLines } from './line-reader.js'
+import { readMeta, writeMeta } from './meta-file.js'
+
+const LOG = 'events.jsonl'
+const META = 'meta.json'
+
+export async function createJsonlBackend(
+  root: string,
+  counters: StoreCounters | undefined,
+): Promise<Backend> {
+  const url = `jsonl:${root}`
+  const sessionsDirectory = join(root, 'sessions')
+  try {
+    await mkdir(sessionsDirectory, { recursive: true })
+  } catch (error) {
+    throw storeFailure(`cannot create the JSONL store directory ${sessionsDirectory}`, error)
+  }
+  const directoryOf = (id: string) => join(sessionsDirectory, id)
+  const logOf = (id: string) => join(sessionsDirectory, id, LOG)
+  const metaOf = (id: string) => join(sessionsDirectory, id, META)
+
+  async function exists(id: string): Promise<boolean> {
+    try {
+      await stat(logOf(id))
+      return true
+    } catch {
+      // No log file: no session (or a create cut short before its log existed).
+      return false
+    }
+  }
+
+  async function ids(): Promise<string[]> {
+    const names = await readdir(sessionsDirectory)
+    return names.filter((name) => {
+      try {
+        checkSessionId(name)
+        return true
+      } catch {
+        // Not a session directory (a stray file or a temporary entry).
+        return false
+      }
+    })
+  }
+
+  async function mustExist(id: string): Promise<void> {
+    if (!(await exists(id))) throw sessionNotFound(id, url)
+  }
+
+  /** Creates the directory and lease, then the log holding `header` and `body`, durably. */
+  async function createWith(
+    header: SessionHeader,
+    body: (log: Awaited<ReturnType<typeof open>>) => Promise<number>,
+    eventCount: number,
+    updatedAt: number,
+  ): Promise<Lease> {
+    const directory = directoryOf(header.id)
+    try {
+      await mkdir(directory)
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'EEXIST') throw sessionExists(header.id, url)
+      throw storeFailure(`cannot create the session directory ${directory}`, error)
+    }
+    const lease = await acquireLeaseFile(directory, header.id)
+    try {
+      const log = await open(logOf(header.id), 'wx')
+      try {
+        const headerLine = Buffer.from(`${JSON.stringify(header)}\n`, 'utf8')
+        await log.write(headerLine)
+        const copied = await body(log)
+        await log.datasync()
+        if (counters) {
+          counters.syncs++
+          counters.bytesWritten += headerLine.length + copied
+        }
+      } finally {
+        await log.close()
+      }
+      await writeMeta(metaOf(header.id), { header, eventCount, updatedAt })
+      await syncDirectory(directory, counters)
+      await syncDirectory(sessionsDirectory, counters)
+      return lease
+    } catch (error) {
+      await lease.release()
+      throw storeFailure(`cannot create session ${header.id} in ${directory}`, error)
+    }
+  }
+
+  return {
+    url,
+    blobs: createBlobStore(join(root, 'blobs'), counters),
+    describe: (id) => logOf(id),
+    exists,
+    ids,
+    create: (header) => createWith(header, async () => 0, 0, header.createdAt),
+    async acquire(id) {
+      await mustExist(id)
+      return acquireLeaseFile(directoryOf(id), id)
+    },
+    async readHeader(id) {
+      await mustExist(id)
+      const location = `${logOf(id)}:1`
+      const text = await readFirstLine(logOf(id)).catch((error: unknown) => {
+        throw storeFailure(`cannot read ${logOf(id)}`, error)
+      })
+      if (text === undefined)
+        throw new LogCorruptError(
+          location,
+          `the header line is incomplete (the session's creation was cut short); nothing in it can be recovered, so remove the directory ${directoryOf(id)}`,
+        )
+      return { text, location }
+    },
+    async *records(id, options = {}) {
+      await mustExist(id)
+      const path = logOf(id)
+      const throughLine =
+        options.throughSeq === undefined ? Number.POSITIVE_INFINITY : options.throughSeq + 2
+      for await (const batch of readLines(path)) {
+        const records: StoredRecord[] = []
+        for (const line of batch.lines) {
+          if (line.number === 1) continue
+          records.push({
+            kind: 'line',
+            text: line.text,
+            location: `${path}:${line.number}`,
+            position: line.end,
+          })
+          if (line.number >= throughLine) {
+            yield records
+            return
+          }
+        }
+        if (batch.torn && batch.torn.number > 1)
+          records.push({
+            kind: 'torn',
+            location: `${path}:${batch.torn.number}`,
+            bytes: batch.torn.bytes,
+            position: batch.torn.start,
+          })
+        if (records.length > 0) yield records
+      }
+    },
+    async openWriter(id, start) {
+      return openJsonlWriter({ logPath: logOf(id), metaPath: metaOf(id), start, counters })
+    },
+    async copyPrefix(sourceId, header, throughSeq, position) {
+      const sourcePath = logOf(sourceId)
+      const headerText = await readFirstLine(sourcePath)
+      const from = Buffer.byteLength(headerText ?? '', 'utf8') + 1
+      const to = throughSeq < 0 || position === undefined ? from : position
+      return createWith(
+        header,
+        (log) => copyRange(sourcePath, from, to, log),
+        throughSeq + 1,
+        header.createdAt,
+      )
+    },
+    async list(options) {
+      const all = await ids()
+      const rows: SessionListing[] = []
+      // Bounded parallelism: enough to hide latency, not enough to exhaust file handles.
+      for (let index = 0; index < all.length; index += 64) {
+        const metas = await Promise.all(
+          all.slice(index, index + 64).map((id) => readMeta(metaOf(id))),
+        )
+        for (const meta of metas)
+          if (meta) rows.push(listingOf(meta.header, meta.eventCount, meta.updatedAt))
+      }
+      return page(rows, options)
+    },
+    async close() {},
+  }
+}
+
+/** Copies bytes `[from, to)` of `sourcePath` to the end of `target`; returns the count. */
+async function copyRange(
+  sourcePath: string,
+  from: number,
+  to: number,
+  target: Awaited<ReturnType<typeof open>>,
+): Promise<number> {
+  const source = await open(sourcePath, 'r')
+  try {
+    const buffer = Buffer.allocUnsafe(Math.min(4 * 1024 * 1024, Math.max(to - from, 1)))
+    let offset = from
+    while (offset < to) {
+      const { bytesRead } = await source.read(
+        buffer,
+        0,
+        Math.min(buffer.length, to - offset),
+        offset,
+      )
+      if (bytesRead === 0) break
+      let written = 0
+      while (written < bytesRead) {
+        const result = await target.write(buffer, written, bytesRead - written)
+        written += result.bytesWritten
+      }
+      offset += bytesRead
+    }
+    return offset - from
+  } finally {
+    await source.close()
+  }
+}

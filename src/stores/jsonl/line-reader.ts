@@ -1,0 +1,92 @@
+/**
+ * Reads a JSONL file in large chunks and hands out its complete lines in batches, with byte
+ * offsets and line numbers; a last segment without `\n` is reported as torn. Reading in chunks
+ * keeps memory flat and gives the event loop a turn between batches.
+ */
+import { open } from 'node:fs/promises'
+
+/** One complete line: its text (without `\n`) and where it sits in the file. */
+export type Line = {
+  readonly text: string
+  /** 1-based. */
+  readonly number: number
+  /** Byte offset of the first byte. */
+  readonly start: number
+  /** Byte offset just past the `\n`. */
+  readonly end: number
+}
+
+/** A last segment with no `\n`. */
+export type TornSegment = {
+  readonly number: number
+  readonly start: number
+  readonly bytes: number
+}
+
+export type LineBatch = { readonly lines: readonly Line[]; readonly torn?: TornSegment }
+
+const CHUNK_BYTES = 4 * 1024 * 1024
+
+/** Yields the lines of `path` in order, one batch per chunk read. */
+export async function* readLines(path: string): AsyncGenerator<LineBatch> {
+  const handle = await open(path, 'r')
+  try {
+    let buffer = Buffer.allocUnsafe(CHUNK_BYTES)
+    let filled = 0
+    let bufferOffset = 0
+    let number = 0
+    for (;;) {
+      // A line longer than the buffer: grow it so the line fits whole.
+      if (filled === buffer.length) {
+        const grown = Buffer.allocUnsafe(buffer.length * 2)
+        buffer.copy(grown, 0, 0, filled)
+        buffer = grown
+      }
+      const { bytesRead } = await handle.read(
+        buffer,
+        filled,
+        buffer.length - filled,
+        bufferOffset + filled,
+      )
+      if (bytesRead === 0) break
+      filled += bytesRead
+      const view = buffer.subarray(0, filled)
+      const lines: Line[] = []
+      let start = 0
+      for (let newline = view.indexOf(10, start); newline >= 0; newline = view.indexOf(10, start)) {
+        number++
+        lines.push({
+          text: view.toString('utf8', start, newline),
+          number,
+          start: bufferOffset + start,
+          end: bufferOffset + newline + 1,
+        })
+        start = newline + 1
+      }
+      if (lines.length > 0) yield { lines }
+      buffer.copy(buffer, 0, start, filled)
+      bufferOffset += start
+      filled -= start
+    }
+    if (filled > 0)
+      yield { lines: [], torn: { number: number + 1, start: bufferOffset, bytes: filled } }
+  } finally {
+    await handle.close()
+  }
+}
+
+/** The first line of `path` (read with a bounded read), or undefined if it has no `\n`. */
+export async function readFirstLine(
+  path: string,
+  maxBytes = 1024 * 1024,
+): Promise<string | undefined> {
+  const handle = await open(path, 'r')
+  try {
+    const buffer = Buffer.allocUnsafe(maxBytes)
+    const { bytesRead } = await handle.read(buffer, 0, maxBytes, 0)
+    const newline = buffer.subarray(0, bytesRead).indexOf(10)
+    return newline < 0 ? undefined : buffer.toString('utf8', 0, newline)
+  } finally {
+    await handle.close()
+  }
+}

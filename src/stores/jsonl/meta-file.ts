@@ -1,0 +1,39 @@
+/**
+ * `meta.json` beside each JSONL log: the header, the event count and the time of the last
+ * event, so `list` never reads a log. It is a cache rewritten atomically (temp file + rename)
+ * and not synced: after a crash it may lag the log, and opening the session refreshes it.
+ */
+import { randomUUID } from 'node:crypto'
+import { readFile, rename, writeFile } from 'node:fs/promises'
+import { z } from 'zod'
+import type { SessionHeader } from '../../core/index.js'
+import { headerSchema } from '../schema.js'
+
+export type Meta = {
+  readonly header: SessionHeader
+  readonly eventCount: number
+  readonly updatedAt: number
+}
+
+const metaSchema = z.strictObject({
+  header: headerSchema,
+  eventCount: z.number().int().nonnegative(),
+  updatedAt: z.number(),
+})
+
+export async function writeMeta(path: string, meta: Meta): Promise<void> {
+  const temporary = `${path}.${process.pid}-${randomUUID()}.tmp`
+  await writeFile(temporary, JSON.stringify(meta))
+  await rename(temporary, path)
+}
+
+/** The metadata, or undefined if it is missing or not valid (the session is then left out of lists). */
+export async function readMeta(path: string): Promise<Meta | undefined> {
+  try {
+    const value: unknown = JSON.parse(await readFile(path, 'utf8'))
+    return metaSchema.safeParse(value).success ? (value as Meta) : undefined
+  } catch {
+    // Missing (a create cut short by a crash) or damaged: not listable, still openable by id.
+    return undefined
+  }
+}

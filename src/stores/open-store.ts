@@ -1,0 +1,38 @@
+/**
+ * `openStore(url)`: the one entry to stores. Picks the backend for the URL and wraps it in the
+ * shared store implementation.
+ */
+import { assertNever } from '../core/index.js'
+import type { Backend } from './backend.js'
+import { createJsonlBackend } from './jsonl/jsonl-backend.js'
+import { createMemoryBackend } from './memory/memory-backend.js'
+import { createSessionStore } from './session-store.js'
+import { createSqliteBackend } from './sqlite/sqlite-backend.js'
+import type { SessionStore, StoreOptions } from './store.js'
+import { defaultStoreUrl, parseStoreUrl } from './store-url.js'
+
+/**
+ * Opens the store at `url` (default: `sqlite:<RUDDER_HOME or ~/.rudder>/sessions.db`),
+ * creating its file or directory if needed. Throws `ConfigError` for a URL it does not know,
+ * `StoreError` if the location cannot be opened, `FORMAT_TOO_NEW` for a newer database.
+ * The caller owns the store and closes it.
+ */
+export async function openStore(url?: string, options: StoreOptions = {}): Promise<SessionStore> {
+  const env = options.env ?? process.env
+  const location = parseStoreUrl(url ?? defaultStoreUrl(env), env)
+  let backend: Backend
+  switch (location.kind) {
+    case 'sqlite':
+      backend = createSqliteBackend(location.path, options.counters)
+      break
+    case 'jsonl':
+      backend = await createJsonlBackend(location.directory, options.counters)
+      break
+    case 'memory':
+      backend = createMemoryBackend()
+      break
+    default:
+      return assertNever(location, 'store location')
+  }
+  return createSessionStore(backend, options)
+}

@@ -1,0 +1,336 @@
+/**
+ * The one `SessionStore` implementation, over any backend: create, open with crash repair,
+ * read without a lease, fork, list, search, export/import and salvage. The rules of SPEC §9
+ * live here once; backends only move bytes.
+ */
+import { randomUUID } from 'node:crypto'
+import {
+  FORMAT_VERSION,
+  openLiveSession,
+  RudderError,
+  type SessionEvent,
+  type SessionHeader,
+} from '../core/index.js'
+import type { Backend, BatchWriter } from './backend.js'
+import { encodeEvents, envelopeLine } from './codec.js'
+import { defaultCut, openTurnStart, planCrashRepair } from './crash-repair.js'
+import { checkForWrite } from './event-check.js'
+import { readJsonl } from './jsonl-import.js'
+import type { Lease } from './lease.js'
+import { DEFAULT_LIST_LIMIT } from './listing.js'
+import { loadEvents, loadHeader } from './log-loader.js'
+import { scanSearch } from './scan-search.js'
+import { queryWords } from './search-text.js'
+import { checkSessionId } from './session-id.js'
+import type {
+  CreateOptions,
+  JsonlSource,
+  Repair,
+  SalvageResult,
+  SessionStore,
+  StoredSession,
+  StoreOptions,
+} from './store.js'
+import { createWriteBehindSink } from './write-behind.js'
+
+/** Builds a store over `backend`. The store owns the backend and closes it. */
+export function createSessionStore(backend: Backend, options: StoreOptions = {}): SessionStore {
+  const now = options.now ?? Date.now
+  const windowMs = options.flushWindowMs ?? 200
+  const checkInvariants = options.checkInvariants ?? true
+  const counters = options.counters
+  const live = new Set<StoredSession>()
+  let closing: Promise<void> | undefined
+
+  function ensureOpen(): void {
+    if (closing)
+      throw new RudderError(
+        'DISPOSED',
+        `the store ${backend.url} is closed; open it again with openStore()`,
+      )
+  }
+
+  async function writeDurably(writer: BatchWriter, events: readonly SessionEvent[]): Promise<void> {
+    if (events.length === 0) return
+    const lines = await encodeEvents(events, backend.blobs)
+    await writer.write(events, lines)
+    if (counters) counters.batches++
+  }
+
+  /**
+   * Turns a loaded log whose lease we hold into a live session, then closes a turn a crash
+   * left open. On failure the lease is released and nothing stays open.
+   */
+  async function startSession(input: {
+    header: SessionHeader
+    events: SessionEvent[]
+    lease: Lease
+    truncateAt?: number
+    repairs?: Repair[]
+    /** Events not yet in the log, written first (salvage copies its prefix this way). */
+    unwritten?: boolean
+  }): Promise<StoredSession> {
+    const { header, events, lease } = input
+    let writer: BatchWriter | undefined
+    try {
+      const last = events.at(-1)
+      writer = await backend.openWriter(header.id, {
+        header,
+        eventCount: input.unwritten ? 0 : events.length,
+        updatedAt: last?.time ?? header.createdAt,
+        ...(input.truncateAt === undefined ? {} : { truncateAt: input.truncateAt }),
+      })
+      if (input.unwritten) await writeDurably(writer, events)
+    } catch (error) {
+      await writer?.close().catch(() => {
+        // The original failure is the one to report.
+      })
+      await lease.release()
+      throw error
+    }
+    const opened = writer
+    let self: StoredSession | undefined
+    const sink = createWriteBehindSink({
+      writeBatch: (batch) => writeDurably(opened, batch),
+      ...(checkInvariants ? { check: checkForWrite } : {}),
+      windowMs,
+      describe: () => `session ${header.id} (${backend.describe(header.id)})`,
+      async release() {
+        try {
+          await opened.close()
+        } finally {
+          await lease.release()
+          if (self) live.delete(self)
+        }
+      },
+    })
+    const session = openLiveSession({ header, events, sink, checkInvariants, now }) as StoredSession
+    self = session
+    const repairs: Repair[] = input.repairs ?? []
+    Object.assign(session, { repairs })
+    live.add(session)
+    try {
+      const plan = planCrashRepair(session.events)
+      if (plan) {
+        const fromSeq = session.events.length
+        for (const [type, data] of plan.appends) session.append(type, data as never)
+        repairs.push({
+          kind: 'turn-closed',
+          turn: plan.turn,
+          fromSeq,
+          toSeq: session.events.length - 1,
+          results: plan.results,
+        })
+      }
+      await session.flush()
+    } catch (error) {
+      await session.close().catch(() => {
+        // The original failure is the one to report.
+      })
+      throw error
+    }
+    return session
+  }
+
+  const store: SessionStore = {
+    url: backend.url,
+
+    async create(createOptions: CreateOptions = {}) {
+      ensureOpen()
+      const header: SessionHeader = {
+        id: randomUUID(),
+        formatVersion: FORMAT_VERSION,
+        createdAt: now(),
+        ...(createOptions.cwd === undefined ? {} : { cwd: createOptions.cwd }),
+        ...(createOptions.title === undefined ? {} : { title: createOptions.title }),
+      }
+      const lease = await backend.create(header)
+      return startSession({ header, events: [], lease })
+    },
+
+    async open(id) {
+      ensureOpen()
+      checkSessionId(id)
+      const lease = await backend.acquire(id)
+      let header: SessionHeader
+      let loaded: Awaited<ReturnType<typeof loadEvents>>
+      try {
+        header = await loadHeader(backend, id)
+        loaded = await loadEvents(backend, id)
+      } catch (error) {
+        await lease.release()
+        throw error
+      }
+      const repairs: Repair[] = []
+      if (loaded.tornTail)
+        repairs.push({
+          kind: 'torn-tail',
+          location: loaded.tornTail.location,
+          bytes: loaded.tornTail.bytes,
+        })
+      return startSession({
+        header,
+        events: loaded.events,
+        lease,
+        repairs,
+        ...(loaded.tornTail ? { truncateAt: loaded.tornTail.position } : {}),
+      })
+    },
+
+    async read(id) {
+      ensureOpen()
+      checkSessionId(id)
+      const header = await loadHeader(backend, id)
+      const loaded = await loadEvents(backend, id)
+      return {
+        header,
+        events: loaded.events,
+        ...(loaded.tornTail
+          ? { tornTail: { location: loaded.tornTail.location, bytes: loaded.tornTail.bytes } }
+          : {}),
+        ...(loaded.openTurn === undefined ? {} : { openTurn: loaded.openTurn }),
+      }
+    },
+
+    async fork(id, forkOptions = {}) {
+      ensureOpen()
+      checkSessionId(id)
+      const atSeq = forkOptions.atSeq
+      if (atSeq !== undefined && (!Number.isInteger(atSeq) || atSeq < 0))
+        throw new RudderError(
+          'INVALID_INPUT',
+          `fork atSeq must be a seq (an integer ≥ 0), got ${JSON.stringify(atSeq)}`,
+        )
+      const source = await loadHeader(backend, id)
+      const loaded = await loadEvents(backend, id, atSeq === undefined ? {} : { throughSeq: atSeq })
+      let cut: number
+      if (atSeq === undefined) cut = defaultCut(loaded.events)
+      else {
+        if (atSeq >= loaded.events.length)
+          throw new RudderError(
+            'INVALID_INPUT',
+            `cannot fork session ${id} at seq ${atSeq}: its last durable seq is ${loaded.events.length - 1}`,
+          )
+        const start = openTurnStart(loaded.events, atSeq)
+        if (start !== undefined)
+          throw new RudderError(
+            'OPEN_TURN',
+            `cannot fork session ${id} at seq ${atSeq}: it is inside turn ${(loaded.events[start]!.data as { turn: number }).turn} (open from seq ${start}); fork at seq ${start - 1} (before the turn) or at the seq of a later turn/end`,
+          )
+        cut = atSeq
+      }
+      const header: SessionHeader = {
+        id: randomUUID(),
+        formatVersion: FORMAT_VERSION,
+        createdAt: now(),
+        ...(source.cwd === undefined ? {} : { cwd: source.cwd }),
+        ...(source.title === undefined ? {} : { title: source.title }),
+        parent: { sessionId: id, seq: cut },
+      }
+      const lease = await backend.copyPrefix(id, header, cut, loaded.positions[cut])
+      return startSession({ header, events: loaded.events.slice(0, cut + 1), lease })
+    },
+
+    async list(listOptions = {}) {
+      ensureOpen()
+      const limit = listOptions.limit ?? DEFAULT_LIST_LIMIT
+      if (!Number.isInteger(limit) || limit < 1)
+        throw new RudderError(
+          'INVALID_INPUT',
+          `list limit must be a positive integer, got ${JSON.stringify(limit)}`,
+        )
+      return backend.list({ ...listOptions, limit })
+    },
+
+    async search(text, searchOptions = {}) {
+      ensureOpen()
+      const limit = searchOptions.limit ?? 20
+      if (!Number.isInteger(limit) || limit < 1)
+        throw new RudderError(
+          'INVALID_INPUT',
+          `search limit must be a positive integer, got ${JSON.stringify(limit)}`,
+        )
+      const words = queryWords(text)
+      if (words.length === 0) return []
+      return backend.search ? backend.search(words, limit) : scanSearch(backend, words, limit)
+    },
+
+    async *exportJsonl(id) {
+      ensureOpen()
+      checkSessionId(id)
+      const header = await loadHeader(backend, id)
+      const loaded = await loadEvents(backend, id)
+      yield `${JSON.stringify(header)}\n`
+      for (const event of loaded.events) yield `${envelopeLine(event)}\n`
+    },
+
+    async importJsonl(source: JsonlSource) {
+      ensureOpen()
+      const { header, events } = await readJsonl(source, backend.blobs)
+      checkSessionId(header.id)
+      if (await backend.exists(header.id))
+        throw new RudderError(
+          'INVALID_INPUT',
+          `cannot import session ${header.id}: this store already has a session with that id`,
+        )
+      const lease = await backend.create(header)
+      let writer: BatchWriter | undefined
+      try {
+        writer = await backend.openWriter(header.id, {
+          header,
+          eventCount: 0,
+          updatedAt: header.createdAt,
+        })
+        await writeDurably(writer, events)
+      } finally {
+        try {
+          await writer?.close()
+        } finally {
+          await lease.release()
+        }
+      }
+      return header
+    },
+
+    async repair(id): Promise<SalvageResult> {
+      ensureOpen()
+      checkSessionId(id)
+      let source: SessionHeader | undefined
+      try {
+        source = await loadHeader(backend, id)
+      } catch (error) {
+        // A damaged header still leaves events worth saving; anything else is no salvage case.
+        if (!(error instanceof RudderError) || error.code !== 'LOG_CORRUPT') throw error
+      }
+      const loaded = await loadEvents(backend, id, { salvage: true })
+      const kept = loaded.events
+      const header: SessionHeader = {
+        id: randomUUID(),
+        formatVersion: FORMAT_VERSION,
+        createdAt: now(),
+        ...(source?.cwd === undefined ? {} : { cwd: source.cwd }),
+        title: `${source?.title ?? `session ${id}`} (repaired)`,
+        ...(kept.length > 0 ? { parent: { sessionId: id, seq: kept.length - 1 } } : {}),
+      }
+      const lease = await backend.create(header)
+      const session = await startSession({ header, events: kept, lease, unwritten: true })
+      return {
+        session,
+        sourceId: id,
+        keptEvents: kept.length,
+        ...(loaded.problem ? { problem: loaded.problem } : {}),
+      }
+    },
+
+    close() {
+      closing ??= (async () => {
+        const errors: unknown[] = []
+        for (const session of [...live]) await session.close().catch((error) => errors.push(error))
+        await backend.close()
+        if (errors.length > 0) throw errors[0]
+      })()
+      return closing
+    },
+  }
+  return store
+}

@@ -1,0 +1,237 @@
+/**
+ * `sqlite:<path>`: the default store. One database file (WAL mode) holds every session; the
+ * writer lease is a row in `leases`, taken inside an immediate transaction so that two
+ * processes cannot both win it. Readers use their own WAL snapshot and never wait for a writer.
+ * Large payloads live in `<path>.blobs/`.
+ */
+import { randomUUID } from 'node:crypto'
+import { mkdirSync } from 'node:fs'
+import { dirname } from 'node:path'
+import { setImmediate as yieldToEventLoop } from 'node:timers/promises'
+import Database from 'better-sqlite3'
+import { SessionBusyError, type SessionHeader } from '../../core/index.js'
+import type { Backend, StoredRecord } from '../backend.js'
+import { createBlobStore } from '../blob-store.js'
+import { sessionExists, sessionNotFound, storeFailure } from '../errors.js'
+import { currentHolder, isHolderAlive, type Lease } from '../lease.js'
+import { decodeCursor, listingOf } from '../listing.js'
+import { headerSchema } from '../schema.js'
+import { searchableText } from '../search-text.js'
+import type { SearchHit, SessionListing, StoreCounters } from '../store.js'
+import { prepareDatabase } from './sqlite-schema.js'
+
+const PAGE_ROWS = 2000
+
+type ListRow = { header: string; event_count: number; updated_at: number }
+
+export function createSqliteBackend(path: string, counters: StoreCounters | undefined): Backend {
+  const url = `sqlite:${path}`
+  let db: Database.Database
+  try {
+    mkdirSync(dirname(path), { recursive: true })
+    db = new Database(path)
+    prepareDatabase(db, path)
+  } catch (error) {
+    throw storeFailure(`cannot open the SQLite store ${path} (is it a rudder database?)`, error)
+  }
+
+  const statements = {
+    exists: db.prepare<[string], { one: number }>('SELECT 1 AS one FROM sessions WHERE id = ?'),
+    ids: db.prepare<[], { id: string }>('SELECT id FROM sessions'),
+    header: db.prepare<[string], { header: string }>('SELECT header FROM sessions WHERE id = ?'),
+    insertSession: db.prepare(
+      'INSERT INTO sessions (id, header, cwd, created_at, updated_at, event_count) VALUES (?, ?, ?, ?, ?, ?)',
+    ),
+    updateSession: db.prepare('UPDATE sessions SET updated_at = ?, event_count = ? WHERE id = ?'),
+    page: db.prepare<[string, number, number, number], { seq: number; line: string }>(
+      'SELECT seq, line FROM events WHERE session_id = ? AND seq >= ? AND seq <= ? ORDER BY seq LIMIT ?',
+    ),
+    insertEvent: db.prepare('INSERT INTO events (session_id, seq, line) VALUES (?, ?, ?)'),
+    insertText: db.prepare('INSERT INTO message_text (session_id, seq, text) VALUES (?, ?, ?)'),
+    insertFts: db.prepare('INSERT INTO message_fts (rowid, text) VALUES (?, ?)'),
+    copyEvents: db.prepare(
+      'INSERT INTO events (session_id, seq, line) SELECT ?, seq, line FROM events WHERE session_id = ? AND seq <= ?',
+    ),
+    copyText: db.prepare(
+      'INSERT INTO message_text (session_id, seq, text) SELECT ?, seq, text FROM message_text WHERE session_id = ? AND seq <= ? ORDER BY seq',
+    ),
+    indexCopiedText: db.prepare(
+      'INSERT INTO message_fts (rowid, text) SELECT id, text FROM message_text WHERE session_id = ?',
+    ),
+    lease: db.prepare<[string], { pid: number; host: string }>(
+      'SELECT pid, host FROM leases WHERE session_id = ?',
+    ),
+    takeLease: db.prepare(
+      'INSERT OR REPLACE INTO leases (session_id, pid, host, token, acquired_at) VALUES (?, ?, ?, ?, ?)',
+    ),
+    releaseLease: db.prepare('DELETE FROM leases WHERE session_id = ? AND token = ?'),
+    search: db.prepare<[string, number], SearchHit>(
+      `SELECT t.session_id AS sessionId, t.seq AS seq, snippet(message_fts, 0, '', '', '…', 12) AS snippet
+       FROM message_fts JOIN message_text t ON t.id = message_fts.rowid
+       WHERE message_fts MATCH ? ORDER BY rank LIMIT ?`,
+    ),
+  }
+  const listStatements = new Map<string, Database.Statement<unknown[], ListRow>>()
+  function listStatement(byCwd: boolean, afterCursor: boolean) {
+    const key = `${byCwd}:${afterCursor}`
+    let statement = listStatements.get(key)
+    if (!statement) {
+      const where = [
+        ...(byCwd ? ['cwd = @cwd'] : []),
+        ...(afterCursor ? ['(updated_at < @at OR (updated_at = @at AND id < @id))'] : []),
+      ]
+      statement = db.prepare<unknown[], ListRow>(
+        `SELECT header, event_count, updated_at FROM sessions ${where.length > 0 ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY updated_at DESC, id DESC LIMIT @limit`,
+      )
+      listStatements.set(key, statement)
+    }
+    return statement
+  }
+
+  const describe = (id: string) => `${path} (session ${id})`
+
+  /** Takes the lease inside the caller's transaction. */
+  function takeLease(id: string): Lease {
+    const held = statements.lease.get(id)
+    if (held && isHolderAlive(held)) throw new SessionBusyError(id, held.pid)
+    const holder = currentHolder()
+    const token = randomUUID()
+    statements.takeLease.run(id, holder.pid, holder.host, token, Date.now())
+    let isReleased = false
+    return {
+      async release() {
+        if (isReleased || !db.open) return
+        isReleased = true
+        statements.releaseLease.run(id, token)
+      },
+    }
+  }
+
+  function insertSession(header: SessionHeader, eventCount: number): void {
+    if (statements.exists.get(header.id)) throw sessionExists(header.id, url)
+    statements.insertSession.run(
+      header.id,
+      JSON.stringify(header),
+      header.cwd ?? null,
+      header.createdAt,
+      header.createdAt,
+      eventCount,
+    )
+  }
+
+  function commit<T>(what: string, work: () => T): T {
+    try {
+      const result = db.transaction(work).immediate()
+      if (counters) counters.syncs++
+      return result
+    } catch (error) {
+      throw storeFailure(`${what} in ${path}`, error)
+    }
+  }
+
+  function mustExist(id: string): void {
+    if (!statements.exists.get(id)) throw sessionNotFound(id, url)
+  }
+
+  return {
+    url,
+    blobs: createBlobStore(`${path}.blobs`, counters),
+    describe,
+    exists: async (id) => statements.exists.get(id) !== undefined,
+    ids: async () => statements.ids.all().map((row) => row.id),
+    create: async (header) =>
+      commit(`cannot create session ${header.id}`, () => {
+        insertSession(header, 0)
+        return takeLease(header.id)
+      }),
+    acquire: async (id) =>
+      commit(`cannot take the writer lease of session ${id}`, () => {
+        mustExist(id)
+        return takeLease(id)
+      }),
+    async readHeader(id) {
+      const row = statements.header.get(id)
+      if (!row) throw sessionNotFound(id, url)
+      return { text: row.header, location: `${describe(id)} header` }
+    },
+    async *records(id, options = {}) {
+      mustExist(id)
+      const last = options.throughSeq ?? Number.MAX_SAFE_INTEGER
+      let next = 0
+      for (;;) {
+        const rows = statements.page.all(id, next, last, PAGE_ROWS)
+        if (rows.length === 0) return
+        const records: StoredRecord[] = rows.map((row) => ({
+          kind: 'line',
+          text: row.line,
+          location: `${describe(id)} seq ${row.seq}`,
+          position: row.seq,
+        }))
+        yield records
+        if (rows.length < PAGE_ROWS) return
+        next = rows[rows.length - 1]!.seq + 1
+        // Reads are synchronous: give the event loop a turn between pages.
+        await yieldToEventLoop()
+      }
+    },
+    async openWriter(id) {
+      return {
+        async write(events, lines) {
+          let bytes = 0
+          commit(`cannot write ${describe(id)}`, () => {
+            for (let index = 0; index < events.length; index++) {
+              const event = events[index]!
+              const line = lines[index]!
+              bytes += line.length
+              statements.insertEvent.run(id, event.seq, line)
+              const text = searchableText(event)
+              if (text !== undefined) {
+                const row = statements.insertText.run(id, event.seq, text)
+                statements.insertFts.run(row.lastInsertRowid, text)
+              }
+            }
+            const last = events[events.length - 1]
+            if (last) statements.updateSession.run(last.time, last.seq + 1, id)
+          })
+          if (counters) counters.bytesWritten += bytes
+        },
+        async close() {},
+      }
+    },
+    async copyPrefix(sourceId, header, throughSeq) {
+      return commit(`cannot fork session ${sourceId}`, () => {
+        insertSession(header, throughSeq + 1)
+        statements.copyEvents.run(header.id, sourceId, throughSeq)
+        statements.copyText.run(header.id, sourceId, throughSeq)
+        statements.indexCopiedText.run(header.id)
+        return takeLease(header.id)
+      })
+    },
+    async list(options) {
+      const cursor = options.cursor === undefined ? undefined : decodeCursor(options.cursor)
+      const rows = listStatement(options.cwd !== undefined, cursor !== undefined).all({
+        limit: options.limit,
+        ...(options.cwd === undefined ? {} : { cwd: options.cwd }),
+        ...(cursor === undefined ? {} : { at: cursor.updatedAt, id: cursor.id }),
+      })
+      const out: SessionListing[] = []
+      for (const row of rows) {
+        const header: unknown = JSON.parse(row.header)
+        // A row this rudder cannot read is left out of lists; opening it reports why.
+        if (headerSchema.safeParse(header).success)
+          out.push(listingOf(header as SessionHeader, row.event_count, row.updated_at))
+      }
+      return out
+    },
+    async search(words, limit) {
+      const phrases = words
+        .filter((word) => /[\p{L}\p{N}]/u.test(word))
+        .map((word) => `"${word.replaceAll('"', '""')}"`)
+      if (phrases.length === 0) return []
+      return statements.search.all(phrases.join(' '), limit)
+    },
+    async close() {
+      if (db.open) db.close()
+    },
+  }
+}

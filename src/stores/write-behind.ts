@@ -1,0 +1,97 @@
+/**
+ * The write-behind sink of a stored session (SPEC §9.1 durability points). Appends are
+ * buffered; `flush()` writes the buffer as one batch and makes it durable (one fdatasync or
+ * one commit); a timer flushes at most `windowMs` after the first unflushed append. A flush
+ * with nothing new costs nothing, so callers may flush at every durability point.
+ *
+ * Batches are written strictly in order, one at a time. After a failed batch nothing more is
+ * written: every later `write` throws and every `flush` rejects with the same `StoreError`,
+ * so the durable log is always a prefix of what was appended, with no gap.
+ */
+import { messageOf, type SessionEvent, type SessionSink, StoreError } from '../core/index.js'
+
+export type WriteBehindOptions = {
+  /** Writes one batch and makes it durable. */
+  readonly writeBatch: (events: readonly SessionEvent[]) => Promise<void>
+  /** Checks an event before it is accepted (throws to refuse it; nothing is buffered). */
+  readonly check?: (event: SessionEvent) => void
+  /** Longest time an event waits before a background flush. */
+  readonly windowMs: number
+  /** Runs once on close, after the last flush (even a failed one): release writer and lease. */
+  readonly release: () => Promise<void>
+  /** Names the session and its location in error messages. */
+  readonly describe: () => string
+}
+
+export function createWriteBehindSink(options: WriteBehindOptions): SessionSink {
+  let pending: SessionEvent[] = []
+  // The chain of batch writes. It never rejects: a failure is latched in `failure` instead.
+  let tail: Promise<void> = Promise.resolve()
+  let failure: StoreError | undefined
+  let timer: ReturnType<typeof setTimeout> | undefined
+  let closing: Promise<void> | undefined
+
+  function fail(error: unknown, batch: readonly SessionEvent[]): void {
+    const first = batch[0]?.seq ?? 0
+    failure = new StoreError(
+      `could not write ${options.describe()}: ${messageOf(error)}. Events from seq ${first} on were not saved and the session accepts no more appends; fix the cause (disk space, permissions, a removed directory), then open the session again (it resumes from the last durable event)`,
+      { cause: error },
+    )
+  }
+
+  function startBatch(): void {
+    if (timer !== undefined) {
+      clearTimeout(timer)
+      timer = undefined
+    }
+    if (pending.length === 0) return
+    const batch = pending
+    pending = []
+    tail = tail.then(async () => {
+      if (failure) return
+      try {
+        await options.writeBatch(batch)
+      } catch (error) {
+        fail(error, batch)
+      }
+    })
+  }
+
+  function flush(): Promise<void> {
+    startBatch()
+    return tail.then(() => {
+      if (failure) throw failure
+    })
+  }
+
+  return {
+    write(event) {
+      if (failure) throw failure
+      if (closing)
+        throw new StoreError(`cannot append to ${options.describe()}: the session is closed`)
+      options.check?.(event)
+      pending.push(event)
+      if (timer === undefined) {
+        timer = setTimeout(() => {
+          timer = undefined
+          flush().catch(() => {
+            // Latched in `failure`: the next append or flush reports it to its caller.
+          })
+        }, options.windowMs)
+        // A pending window must not keep the process alive; closing the session flushes.
+        timer.unref()
+      }
+    },
+    flush,
+    close() {
+      closing ??= (async () => {
+        try {
+          await flush()
+        } finally {
+          await options.release()
+        }
+      })()
+      return closing
+    },
+  }
+}
