@@ -1,0 +1,406 @@
+/**
+ * The store conformance suite (SPEC §9, scenarios 25, 26, 27 and 30), run against every store:
+ * memory, JSONL and SQLite, with real files in temp directories.
+ */
+import fc from 'fast-check'
+import { describe, expect, it } from 'vitest'
+import { checkLog, project, RudderError, SessionBusyError } from '../../src/index.js'
+import type { SessionStore, StoredSession } from '../../src/stores/index.js'
+import { validLog } from '../support/arbitraries.js'
+import {
+  assistant,
+  header,
+  stepEnd,
+  stepStart,
+  toolCall,
+  toolResult,
+  turnEnd,
+  turnStart,
+  user,
+} from '../support/log-builder.js'
+import { appendAll, appendEvents, text, typesOf } from './support/events.js'
+import {
+  STORE_KINDS,
+  secondHandle,
+  storeOf,
+  tempDirectory,
+  tickingClock,
+} from './support/stores.js'
+
+/** One closed turn with a tool round trip: seqs 0..9. */
+const closedTurn = (turn: number, prompt: string) => [
+  turnStart(turn),
+  user(prompt),
+  stepStart(turn, 1),
+  header(),
+  assistant('', [{ id: `c${turn}` }]),
+  toolCall(`c${turn}`),
+  toolResult(`c${turn}`),
+  stepEnd(turn, 1),
+  stepStart(turn, 2),
+  assistant(`done ${turn}`),
+  stepEnd(turn, 2),
+  turnEnd(turn),
+]
+
+async function codeOf(promise: Promise<unknown>): Promise<string | undefined> {
+  try {
+    await promise
+    return undefined
+  } catch (error) {
+    if (error instanceof RudderError) return error.code
+    throw error
+  }
+}
+
+describe.each(STORE_KINDS)('the %s store', (kind) => {
+  async function setup(options: Parameters<typeof storeOf>[2] = {}) {
+    const directory = tempDirectory()
+    const store = await storeOf(kind, directory, options)
+    return { directory, store, reader: await secondHandle(kind, directory, store, options) }
+  }
+
+  it('gives back exactly the events appended, and the same projection (property, scenario 30)', async () => {
+    const { store, reader } = await setup()
+    await fc.assert(
+      fc.asyncProperty(validLog(), async (log) => {
+        const session = await store.create({ cwd: '/work' })
+        appendEvents(session, log)
+        await session.close()
+        const reopened = await reader.open(session.header.id)
+        try {
+          expect(reopened.header).toEqual(session.header)
+          expect(reopened.events).toEqual(session.events)
+          expect(reopened.messages()).toEqual(project(session.events))
+          expect(reopened.repairs).toEqual([])
+          expect(checkLog(reopened.events)).toEqual([])
+        } finally {
+          await reopened.close()
+        }
+      }),
+      { numRuns: kind === 'memory' ? 60 : 25 },
+    )
+  })
+
+  it('makes flushed events visible to a reader while the writer stays open', async () => {
+    const { store, reader } = await setup()
+    const session = await store.create()
+    appendAll(session, [user('a', 'ctx'), user('b', 'ctx')])
+    await session.flush()
+    const snapshot = await reader.read(session.header.id)
+    expect(snapshot.events).toEqual(session.events)
+    expect(snapshot.openTurn).toBeUndefined()
+  })
+
+  it('closes a turn a crash left open, visibly and durably (scenario 25)', async () => {
+    const { store, reader } = await setup()
+    const session = await store.create()
+    appendAll(session, [
+      ...closedTurn(1, 'first'),
+      turnStart(2),
+      user('second'),
+      stepStart(2, 1),
+      assistant('calling', [
+        { id: 'c1', name: 'write' },
+        { id: 'c2', name: 'bash' },
+      ]),
+      toolCall('c1', 'write'),
+    ])
+    // Closing mid-turn leaves the log as a crash would: the turn is open.
+    await session.close()
+    const reopened = await reader.open(session.header.id)
+    const tail = reopened.events.slice(session.events.length)
+    expect(typesOf(tail)).toBe('tool/result tool/result step/end turn/end')
+    expect(tail[0]!.data).toMatchObject({
+      callId: 'c1',
+      name: 'write',
+      isError: true,
+      error: { code: 'outcome-unknown' },
+    })
+    expect(JSON.stringify(tail[0]!.data)).toMatch(/Do not retry side-effecting work blindly/)
+    expect(tail[1]!.data).toMatchObject({
+      callId: 'c2',
+      name: 'bash',
+      isError: true,
+      error: { code: 'interrupted' },
+    })
+    expect(tail[2]!.data).toEqual({ turn: 2, step: 1 })
+    expect(tail[3]!.data).toEqual({ turn: 2, reason: { kind: 'interrupted' } })
+    expect(reopened.repairs).toEqual([
+      {
+        kind: 'turn-closed',
+        turn: 2,
+        fromSeq: session.events.length,
+        toSeq: session.events.length + 3,
+        results: [
+          { callId: 'c1', code: 'outcome-unknown' },
+          { callId: 'c2', code: 'interrupted' },
+        ],
+      },
+    ])
+    expect(checkLog(reopened.events)).toEqual([])
+    await reopened.close()
+    // The repair is durable: opening again finds nothing to repair.
+    const again = await reader.open(session.header.id)
+    expect(again.events).toEqual(reopened.events)
+    expect(again.repairs).toEqual([])
+    await again.close()
+  })
+
+  it('closes an open turn that has no open step with turn/end alone', async () => {
+    const { store, reader } = await setup()
+    const session = await store.create()
+    appendAll(session, [turnStart(1), user('p'), stepStart(1, 1), assistant('x'), stepEnd(1, 1)])
+    await session.close()
+    const reopened = await reader.open(session.header.id)
+    expect(typesOf(reopened.events.slice(5))).toBe('turn/end')
+    await reopened.close()
+  })
+
+  it('keeps a between-turn user message as committed history (scenario 25)', async () => {
+    const { store, reader } = await setup()
+    const session = await store.create()
+    appendAll(session, [...closedTurn(1, 'first'), user('X', 'plugin')])
+    await session.close()
+    const reopened = await reader.open(session.header.id)
+    expect(reopened.events).toEqual(session.events)
+    expect(reopened.repairs).toEqual([])
+    expect(reopened.messages().at(-1)).toEqual({ role: 'user', content: text('X') })
+    await reopened.close()
+  })
+
+  it('continues turn numbers on resume and refuses an out-of-order turn (scenario 27)', async () => {
+    const { store, reader } = await setup()
+    const session = await store.create()
+    appendAll(session, [...closedTurn(1, 'a'), ...closedTurn(2, 'b')])
+    await session.close()
+    const resumed = await reader.open(session.header.id)
+    expect(() => resumed.append('turn/start', { turn: 1, trigger: 'prompt' })).toThrowError(
+      /next is 3/,
+    )
+    appendAll(resumed, closedTurn(3, 'c'))
+    await resumed.close()
+    const again = await reader.read(session.header.id)
+    expect(again.events).toHaveLength(36)
+    expect(checkLog(again.events)).toEqual([])
+  })
+
+  it('refuses data it could not read back, appending nothing', async () => {
+    const { store } = await setup()
+    const session = await store.create()
+    expect(() =>
+      session.append('user/message', {
+        id: 'm',
+        content: 'not blocks',
+        source: { kind: 'user' },
+      } as never),
+    ).toThrowError(/cannot append "user\/message": data\.content/)
+    expect(session.events).toEqual([])
+    await session.flush()
+  })
+
+  it('lets one writer hold a session; a second open is refused until the first closes', async () => {
+    const { store, reader } = await setup()
+    const session = await store.create()
+    const attempt = reader.open(session.header.id)
+    await expect(attempt).rejects.toBeInstanceOf(SessionBusyError)
+    await expect(attempt).rejects.toMatchObject({ pid: process.pid })
+    // Readers never block.
+    await expect(reader.read(session.header.id)).resolves.toMatchObject({ events: [] })
+    await session.close()
+    const reopened = await reader.open(session.header.id)
+    expect(reopened.header.id).toBe(session.header.id)
+    await reopened.close()
+  })
+
+  it('reads an open turn as open without repairing it', async () => {
+    const { store, reader } = await setup()
+    const session = await store.create()
+    appendAll(session, [turnStart(1), user('p'), stepStart(1, 1)])
+    await session.flush()
+    const snapshot = await reader.read(session.header.id)
+    expect(snapshot.events).toEqual(session.events)
+    expect(snapshot.openTurn).toBe(1)
+  })
+
+  it('refuses unknown ids and ids that are not ids', async () => {
+    const { store } = await setup()
+    expect(await codeOf(store.open('no-such-session'))).toBe('SESSION_NOT_FOUND')
+    expect(await codeOf(store.read('no-such-session'))).toBe('SESSION_NOT_FOUND')
+    expect(await codeOf(store.open('../escape'))).toBe('INVALID_INPUT')
+  })
+
+  describe('list', () => {
+    it('lists from metadata, newest write first, filtered by cwd, with title and event count', async () => {
+      const { store } = await setup({ now: tickingClock() })
+      const first = await store.create({ cwd: '/a', title: 'first' })
+      const second = await store.create({ cwd: '/b', title: 'second' })
+      const third = await store.create({ cwd: '/a' })
+      appendAll(first, [user('late write', 'ctx')])
+      for (const session of [first, second, third]) await session.close()
+      const rows = await store.list()
+      expect(rows.map((row) => row.id)).toEqual([
+        first.header.id,
+        third.header.id,
+        second.header.id,
+      ])
+      expect(rows[0]).toMatchObject({ title: 'first', cwd: '/a', eventCount: 1 })
+      expect(rows[2]).toMatchObject({ title: 'second', eventCount: 0 })
+      expect(rows[1]!.title).toBeUndefined()
+      const inA = await store.list({ cwd: '/a' })
+      expect(inA.map((row) => row.id)).toEqual([first.header.id, third.header.id])
+    })
+
+    it('pages with a cursor, each session exactly once', async () => {
+      const { store } = await setup({ now: tickingClock() })
+      const ids: string[] = []
+      for (let index = 0; index < 7; index++) {
+        const session = await store.create({ title: `s${index}` })
+        ids.unshift(session.header.id)
+        await session.close()
+      }
+      const seen: string[] = []
+      let cursor: string | undefined
+      for (;;) {
+        const page = await store.list({ limit: 3, ...(cursor ? { cursor } : {}) })
+        if (page.length === 0) break
+        expect(page.length).toBeLessThanOrEqual(3)
+        seen.push(...page.map((row) => row.id))
+        cursor = page.at(-1)!.cursor
+      }
+      expect(seen).toEqual(ids)
+      expect(await codeOf(store.list({ cursor: 'not-a-cursor' }))).toBe('INVALID_INPUT')
+    })
+  })
+
+  describe('fork (scenario 26)', () => {
+    async function sourceWithOpenTurn(store: SessionStore): Promise<StoredSession> {
+      const session = await store.create({ cwd: '/w', title: 'source' })
+      appendAll(session, [
+        ...closedTurn(1, 'a'),
+        user('X', 'plugin'),
+        turnStart(2),
+        user('b'),
+        stepStart(2, 1),
+      ])
+      await session.flush()
+      return session
+    }
+
+    it('cuts before an open turn by default, keeping between-turn messages, and continues turns', async () => {
+      const { store } = await setup()
+      const source = await sourceWithOpenTurn(store)
+      // The source's writer is still open: forking only reads.
+      const child = await store.fork(source.header.id)
+      expect(child.header).toMatchObject({
+        cwd: '/w',
+        title: 'source',
+        parent: { sessionId: source.header.id, seq: 12 },
+      })
+      expect(child.header.id).not.toBe(source.header.id)
+      expect(child.events).toEqual(source.events.slice(0, 13))
+      expect(child.messages().at(-1)).toEqual({ role: 'user', content: text('X') })
+      expect(child.repairs).toEqual([])
+      appendAll(child, closedTurn(2, 'in the child'))
+      await child.close()
+      expect(checkLog((await store.read(child.header.id)).events)).toEqual([])
+    })
+
+    it('refuses an explicit cut inside an open or later-closed turn with OPEN_TURN', async () => {
+      const { store } = await setup()
+      const source = await sourceWithOpenTurn(store)
+      expect(await codeOf(store.fork(source.header.id, { atSeq: 14 }))).toBe('OPEN_TURN')
+      expect(await codeOf(store.fork(source.header.id, { atSeq: 13 }))).toBe('OPEN_TURN')
+      // Inside turn 1, which closes later: the cut would still leave it open.
+      expect(await codeOf(store.fork(source.header.id, { atSeq: 5 }))).toBe('OPEN_TURN')
+      expect(await codeOf(store.fork(source.header.id, { atSeq: 99 }))).toBe('INVALID_INPUT')
+      expect(await codeOf(store.fork(source.header.id, { atSeq: -1 }))).toBe('INVALID_INPUT')
+    })
+
+    it('cuts exactly at an explicit seq outside any turn', async () => {
+      const { store } = await setup()
+      const source = await sourceWithOpenTurn(store)
+      const child = await store.fork(source.header.id, { atSeq: 11 })
+      expect(child.events).toEqual(source.events.slice(0, 12))
+      expect(child.header.parent).toEqual({ sessionId: source.header.id, seq: 11 })
+      await child.close()
+      const reread = await store.read(child.header.id)
+      expect(reread.events).toEqual(source.events.slice(0, 12))
+    })
+
+    it('forks a session that has only an open turn into an empty child', async () => {
+      const { store } = await setup()
+      const source = await store.create()
+      appendAll(source, [turnStart(1), user('p')])
+      await source.flush()
+      const child = await store.fork(source.header.id)
+      expect(child.events).toEqual([])
+      expect(child.header.parent).toEqual({ sessionId: source.header.id, seq: -1 })
+    })
+  })
+
+  describe('search', () => {
+    it('finds messages containing every word, and nothing else', async () => {
+      const { store } = await setup()
+      const one = await store.create()
+      appendAll(one, [
+        user('the quick brown fox', 'ctx'),
+        ...closedTurn(1, 'jumps over the lazy dog'),
+      ])
+      const two = await store.create()
+      appendAll(two, [user('a quick question about cats', 'ctx')])
+      await one.close()
+      await two.close()
+      const hits = await store.search('quick fox')
+      expect(hits).toEqual([
+        { sessionId: one.header.id, seq: 0, snippet: expect.stringContaining('fox') },
+      ])
+      const lazy = await store.search('LAZY dog')
+      expect(lazy.map((hit) => [hit.sessionId, hit.seq])).toEqual([[one.header.id, 2]])
+      const done = await store.search('done')
+      expect(done.map((hit) => hit.seq)).toEqual([10])
+      expect(await store.search('nowhere')).toEqual([])
+      expect(await store.search('   ')).toEqual([])
+      expect(await store.search('quick', { limit: 1 })).toHaveLength(1)
+    })
+  })
+
+  describe.each(STORE_KINDS)('export to a %s store and import back', (target) => {
+    it('round-trips identically', async () => {
+      const { store } = await setup()
+      const session = await store.create({ cwd: '/w', title: 'exported' })
+      appendAll(session, [...closedTurn(1, 'a'), user('X', 'plugin'), turnStart(2), user('b')])
+      await session.flush()
+      const exported = await collect(store.exportJsonl(session.header.id))
+      expect(exported.split('\n').at(-1)).toBe('')
+      const other = await storeOf(target, tempDirectory())
+      const imported = await other.importJsonl([exported])
+      expect(imported).toEqual(session.header)
+      const snapshot = await other.read(session.header.id)
+      expect(snapshot.events).toEqual(session.events)
+      expect(await collect(other.exportJsonl(session.header.id))).toBe(exported)
+      expect(await codeOf(other.importJsonl([exported]))).toBe('INVALID_INPUT')
+      // Imported with its turn open, as exported; opening repairs it like any crash.
+      const opened = await other.open(session.header.id)
+      expect(opened.events.at(-1)!.type).toBe('turn/end')
+      await opened.close()
+    })
+  })
+
+  it('rejects every call once closed', async () => {
+    const { store } = await setup()
+    const session = await store.create()
+    await store.close()
+    expect(() =>
+      session.append('user/message', { id: 'x', content: text('x'), source: { kind: 'user' } }),
+    ).toThrowError(/closed/)
+    expect(await codeOf(store.create())).toBe('DISPOSED')
+    expect(await codeOf(store.list())).toBe('DISPOSED')
+  })
+})
+
+async function collect(lines: AsyncIterable<string>): Promise<string> {
+  const parts: string[] = []
+  for await (const line of lines) parts.push(line)
+  return parts.join('')
+}

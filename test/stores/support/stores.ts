@@ -1,0 +1,68 @@
+/**
+ * Store fixtures for tests: a temp directory per test (removed afterwards) and a URL per kind
+ * of store, so one suite can run against memory, JSONL and SQLite.
+ */
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { afterEach } from 'vitest'
+import type { SessionStore, StoreOptions } from '../../../src/stores/index.js'
+import { openStore } from '../../../src/stores/index.js'
+
+export type StoreKind = 'memory' | 'jsonl' | 'sqlite'
+export const STORE_KINDS: readonly StoreKind[] = ['memory', 'jsonl', 'sqlite']
+export const FILE_STORE_KINDS: readonly StoreKind[] = ['jsonl', 'sqlite']
+
+/** A fresh temp directory for the current test, removed after it. Call inside a test. */
+export function tempDirectory(): string {
+  const path = mkdtempSync(join(tmpdir(), 'rudder-stores-'))
+  cleanups.push(() => rmSync(path, { recursive: true, force: true }))
+  return path
+}
+
+const cleanups: (() => void | Promise<void>)[] = []
+afterEach(async () => {
+  // Stores close before their directories are removed.
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup()
+})
+
+export function urlOf(kind: StoreKind, directory: string): string {
+  switch (kind) {
+    case 'memory':
+      return 'memory:'
+    case 'jsonl':
+      return `jsonl:${join(directory, 'jsonl')}`
+    case 'sqlite':
+      return `sqlite:${join(directory, 'sessions.db')}`
+  }
+}
+
+/** Opens a store of `kind` in `directory`; it is closed after the test. */
+export async function storeOf(
+  kind: StoreKind,
+  directory: string,
+  options: StoreOptions = {},
+): Promise<SessionStore> {
+  const store = await openStore(urlOf(kind, directory), options)
+  cleanups.push(() => store.close())
+  return store
+}
+
+/**
+ * A second handle on the same stored sessions, as another process would open them. A memory
+ * store lives only in its own object, so it is its own second handle.
+ */
+export async function secondHandle(
+  kind: StoreKind,
+  directory: string,
+  first: SessionStore,
+  options: StoreOptions = {},
+): Promise<SessionStore> {
+  return kind === 'memory' ? first : storeOf(kind, directory, options)
+}
+
+/** A clock that ticks one millisecond per reading, from a fixed start. */
+export function tickingClock(start = 1_700_000_000_000): () => number {
+  let now = start
+  return () => now++
+}
