@@ -1,0 +1,96 @@
+/**
+ * The shape of rudder's config files (`~/.rudder/config.json`, `.rudder/config.json`), as a zod
+ * schema: the trust boundary for what a person wrote by hand. Every object is strict, so a
+ * misspelled key is an error that names it rather than a setting silently ignored.
+ *
+ * To add a top-level key (`store`, `approval`, …): add it to `CONFIG_SHAPE` below. Loading,
+ * merging (the project file wins key by key) and error messages follow without other changes.
+ */
+import { z } from 'zod'
+import { isHttpUrl } from '../providers/base-url.js'
+
+/** `provider/model`, e.g. `deepseek/deepseek-chat`; the model part may itself contain `/`. */
+export const MODEL_SPEC = /^[a-z0-9][a-z0-9._-]*\/\S+$/
+
+// Parameter names the adapters build themselves; a config may not set them.
+const reserved = z
+  .never({ error: 'is set by rudder for every request and cannot be a parameter; remove it' })
+  .optional()
+
+const paramsSchema = z
+  .object({
+    temperature: z.number().min(0).optional(),
+    maxTokens: z.number().int().positive().optional(),
+    topP: z.number().gt(0).max(1).optional(),
+    model: reserved,
+    messages: reserved,
+    system: reserved,
+    stream: reserved,
+    tools: reserved,
+  })
+  // Other parameters go to the request body as written (`top_k`, `thinking`, `reasoning_effort`).
+  .catchall(z.json())
+
+const knownModelSchema = z.strictObject({
+  contextWindow: z.number().int().positive(),
+  maxOutputTokens: z.number().int().positive(),
+})
+
+/** The keys of one entry under `providers`. */
+export const PROVIDER_SHAPE = {
+  /** Which wire protocol: needed for a provider name rudder does not know. */
+  api: z.enum(['openai-compatible', 'anthropic']).optional(),
+  baseURL: z
+    .string()
+    .refine(isHttpUrl, 'must be an http(s) URL, e.g. "http://localhost:11434/v1"')
+    .optional(),
+  /** The key itself. Prefer `apiKeyEnv` in files that are shared or committed. */
+  apiKey: z.string().min(1, 'must not be empty').optional(),
+  /** The environment variable that holds the key. */
+  apiKeyEnv: z
+    .string()
+    .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'must be an environment variable name, e.g. "MY_API_KEY"')
+    .optional(),
+  /** Request parameters for every request to this provider. */
+  params: paramsSchema.optional(),
+  /** Context windows and output limits of models the built-in table does not know. */
+  models: z.record(z.string().min(1), knownModelSchema).optional(),
+}
+
+const providerSchema = z.strictObject(PROVIDER_SHAPE)
+
+/** The top-level keys of a config file. */
+export const CONFIG_SHAPE = {
+  /** The default model, `provider/model`. */
+  model: z
+    .string()
+    .regex(MODEL_SPEC, 'must be "provider/model", e.g. "deepseek/deepseek-chat"')
+    .optional(),
+  /** Settings per provider name (`openai`, `deepseek`, `anthropic`, `ollama`, `vllm`, or your own). */
+  providers: z
+    .record(
+      z
+        .string()
+        .regex(
+          /^[a-z0-9][a-z0-9._-]*$/,
+          'provider names are lowercase letters, digits, ".", "_", "-"',
+        ),
+      providerSchema,
+    )
+    .optional(),
+}
+
+export const configSchema = z.strictObject(CONFIG_SHAPE)
+
+/** One config file, or several merged. */
+export type RudderConfig = z.infer<typeof configSchema>
+export type ProviderConfig = z.infer<typeof providerSchema>
+
+/** The keys allowed at a path of the config, for "unknown key" messages. */
+export function knownKeysAt(path: readonly PropertyKey[]): readonly string[] | undefined {
+  if (path.length === 0) return Object.keys(CONFIG_SHAPE)
+  if (path.length === 2 && path[0] === 'providers') return Object.keys(PROVIDER_SHAPE)
+  if (path.length === 4 && path[0] === 'providers' && path[2] === 'models')
+    return Object.keys(knownModelSchema.shape)
+  return undefined
+}
