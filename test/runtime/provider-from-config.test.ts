@@ -211,7 +211,7 @@ describe('resolveProvider: keys, base URLs and parameters', () => {
     expect(request?.headers.authorization).toBe('Bearer sk-work')
     expect(request?.body).toMatchObject({ model: 'deepseek-reasoner', temperature: 0.3 })
     // DeepSeek's thinking mode needs the reasoning of a tool-calling turn sent back.
-    expect((request?.body.messages as unknown[])[1]).toMatchObject({
+    expect((request?.body.messages as unknown[] | undefined)?.[1]).toMatchObject({
       reasoning_content: 'check both',
     })
   })
