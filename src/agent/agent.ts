@@ -21,6 +21,12 @@ import {
 } from '../core/index.js'
 import type { ModelParams, Provider } from '../providers/provider.js'
 import type { Tool, ToolAgent } from '../tools/tool.js'
+import {
+  type CompactionOptions,
+  type CompactResult,
+  compact,
+  compactionSettings,
+} from './compaction.js'
 import { type Deferred, defer, raceAbort } from './deferred.js'
 import {
   createHookRegistry,
@@ -59,6 +65,8 @@ export type AgentOptions = {
   readonly toolOutput?: { readonly limit?: number; readonly dir?: string }
   /** The `session-start` reason; inferred from the session when absent. */
   readonly startReason?: 'new' | 'resume' | 'fork'
+  /** Automatic compaction needs the model's context window; see `CompactionOptions`. */
+  readonly compaction?: CompactionOptions
 }
 
 /** The agent (SPEC §5.1). */
@@ -73,6 +81,11 @@ export interface Agent extends ToolAgent {
   inject(context: UserMessageData): Delivery
   /** Queues a turn without a new prompt. */
   continue(): Delivery
+  /**
+   * Summarizes older history into a `compaction` event (SPEC §10). Runs between turns, after
+   * whatever is already queued; resolves with what happened.
+   */
+  compact(options?: { readonly instructions?: string }): Promise<CompactResult>
   /** Aborts the current admission or turn; discards the outbox and, unless `keepQueue`, the queue. */
   cancel(options?: { readonly keepQueue?: boolean }): Cancellation
   on<K extends HookName>(hook: K, listener: HookListeners[K]): () => void
@@ -87,12 +100,14 @@ export interface Agent extends ToolAgent {
 
 type Entry = {
   readonly id: string
-  readonly kind: 'prompt' | 'continue' | 'steering' | 'context'
+  readonly kind: 'prompt' | 'continue' | 'compact' | 'steering' | 'context'
   readonly data?: UserMessageData
   readonly wakeup: boolean
   readonly done: Deferred<DeliveryResult>
   /** Contexts returned by hooks: nobody holds their delivery. */
   readonly isInternal?: boolean
+  /** For `compact` entries: the instructions and the outcome. */
+  readonly compaction?: { readonly instructions?: string; readonly done: Deferred<CompactResult> }
 }
 type Run = {
   readonly controller: AbortController
@@ -159,6 +174,7 @@ export function createAgent(options: AgentOptions): Agent {
   const cwd = options.cwd ?? process.cwd()
   const header: { last: EventMap['request/header'] | undefined } = { last: history.lastHeader }
   const lifetime = new AbortController()
+  const compaction = compactionSettings(options.compaction)
 
   const listeners = new Set<AgentListener>()
   const queue: Entry[] = []
@@ -197,9 +213,12 @@ export function createAgent(options: AgentOptions): Agent {
   }
 
   function finish(entry: Entry, result: DeliveryResult): void {
+    if (entry.compaction && result.status === 'discarded')
+      entry.compaction.done.resolve({ status: 'discarded', reason: result.reason })
     if (entry.done.isSettled) return
     entry.done.resolve(result)
-    if (!entry.isInternal) emit({ type: 'delivery/end', id: entry.id, kind: entry.kind, result })
+    if (!entry.isInternal && entry.kind !== 'compact')
+      emit({ type: 'delivery/end', id: entry.id, kind: entry.kind, result })
   }
 
   function assertUsable(call: string): void {
@@ -262,6 +281,10 @@ export function createAgent(options: AgentOptions): Agent {
       wakeup,
       done: defer(),
     }
+    return push(entry)
+  }
+
+  function push(entry: Entry): Delivery {
     queue.push(entry)
     startIfIdle()
     return { id: entry.id, result: entry.done.promise }
@@ -297,6 +320,7 @@ export function createAgent(options: AgentOptions): Agent {
         const current = run!
         await sessionStart
         if (entry.kind === 'prompt') await admit(entry, current)
+        else if (entry.kind === 'compact') await compactBetweenTurns(entry, current)
         else await startContinuation(entry, current)
         run = undefined
         entry = beginNext()
@@ -376,6 +400,37 @@ export function createAgent(options: AgentOptions): Agent {
     await runAdmittedTurn(turn, current)
   }
 
+  async function compactBetweenTurns(entry: Entry, current: Run): Promise<void> {
+    const done = entry.compaction!.done
+    if (current.controller.signal.aborted) return
+    const result = await runCompaction(
+      'manual',
+      current.controller.signal,
+      entry.compaction!.instructions,
+    )
+    if (result.status === 'compacted') await session.flush()
+    current.settlements.push(() => done.resolve(result))
+  }
+
+  function runCompaction(
+    reason: 'manual' | 'auto' | 'overflow',
+    signal: AbortSignal,
+    instructions?: string,
+  ): Promise<CompactResult> {
+    return compact({
+      events: session.events,
+      provider,
+      model: model!,
+      retry,
+      settings: compaction,
+      signal,
+      reason,
+      ...(instructions === undefined ? {} : { instructions }),
+      onAttempt: (attempt) => emit({ type: 'compaction/request', reason, attempt }),
+      append: (data) => session.append('compaction', data).seq,
+    })
+  }
+
   async function runAdmittedTurn(turn: number, current: Run): Promise<void> {
     // Inputs accepted during admission join the first request.
     if (!current.controller.signal.aborted) drain(turn)
@@ -425,6 +480,8 @@ export function createAgent(options: AgentOptions): Agent {
       closeWindow: () => {
         isWindowOpen = false
       },
+      compaction,
+      compact: (reason) => runCompaction(reason, current.controller.signal),
     }
   }
 
@@ -449,7 +506,11 @@ export function createAgent(options: AgentOptions): Agent {
     const discarded: PendingItem[] = []
     const discard = (entry: Entry) => {
       finish(entry, { status: 'discarded', reason })
-      if (entry.kind !== 'continue' && !entry.isInternal) discarded.push(pendingItem(entry))
+      if (
+        (entry.kind === 'prompt' || entry.kind === 'steering' || entry.kind === 'context') &&
+        !entry.isInternal
+      )
+        discarded.push(pendingItem(entry))
     }
     if (run?.admitting) {
       discard(run.admitting)
@@ -542,6 +603,19 @@ export function createAgent(options: AgentOptions): Agent {
     continue() {
       assertUsable('continue')
       return enqueue('continue', undefined, true)
+    },
+    compact(compactOptions) {
+      assertUsable('compact')
+      const done = defer<CompactResult>()
+      const instructions = compactOptions?.instructions
+      push({
+        id: newMessageId(),
+        kind: 'compact',
+        wakeup: true,
+        done: defer(),
+        compaction: { done, ...(instructions === undefined ? {} : { instructions }) },
+      })
+      return done.promise
     },
     cancel(cancelOptions) {
       assertUsable('cancel')

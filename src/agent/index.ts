@@ -1,4 +1,5 @@
 export { type Agent, type AgentOptions, createAgent } from './agent.js'
+export { type CompactionOptions, type CompactResult, estimateTokens } from './compaction.js'
 export type {
   HookListeners,
   HookOptions,

@@ -49,6 +49,12 @@ export type AgentNotification =
       readonly kind: 'prompt' | 'steering' | 'context' | 'continue'
       readonly result: DeliveryResult
     }
+  /** A compaction's summarizing request is about to be sent (attempt 1, or a retry). */
+  | {
+      readonly type: 'compaction/request'
+      readonly reason: 'manual' | 'auto' | 'overflow'
+      readonly attempt: number
+    }
   /** A listener (session observer or extension point) threw; the log is unaffected. */
   | {
       readonly type: 'listener/error'

@@ -5,6 +5,7 @@
 import type { EventMap, Session, ToolSpec, UserMessageData } from '../core/index.js'
 import type { ModelParams, Provider } from '../providers/provider.js'
 import type { Tool, ToolAgent } from '../tools/tool.js'
+import type { CompactionSettings, CompactResult } from './compaction.js'
 import type { HookRegistry, ToolCallInfo } from './hooks.js'
 import type { AgentNotification } from './notifications.js'
 import type { RetryPolicy } from './retry.js'
@@ -51,4 +52,7 @@ export type TurnContext = {
   drain(turn: number): boolean
   /** Closes the acceptance window (just before `turn/end`). */
   closeWindow(): void
+  readonly compaction: CompactionSettings
+  /** Compacts the log now (outside a step), with this run's signal. */
+  compact(reason: 'auto' | 'overflow'): Promise<CompactResult>
 }

@@ -13,6 +13,7 @@ import {
 } from '../core/index.js'
 import type { ModelRequest, StreamPart } from '../providers/provider.js'
 import { ResponseAssembler } from './assembler.js'
+import { estimateTokens } from './compaction.js'
 import { runSerial } from './hooks.js'
 import { newMessageId } from './inputs.js'
 import { retryDelayMs, sleep } from './retry.js'
@@ -27,12 +28,15 @@ type StepOutcome =
   | { readonly kind: 'would-end'; readonly reason: 'completed' | 'max-tokens' }
   | { readonly kind: 'canceled' }
   | { readonly kind: 'error'; readonly code: string; readonly message: string }
+  /** The provider said the prompt is too long: compact, then try again in a new step. */
+  | { readonly kind: 'overflow'; readonly message: string }
 
 /** Runs the steps of an admitted turn and ends it. `turn/start` and the drain after admission are done. */
 export async function runTurn(context: TurnContext, turn: number): Promise<TurnOutcome> {
   const { signal } = context
   let step = 0
   let stopCount = 0
+  let hasCompactedForOverflow = false
   let lastText: string | undefined
   const end = (reason: TurnEndReason): TurnOutcome => {
     // Everything staged until now belongs to this turn, except after a cancel (discarded).
@@ -52,6 +56,12 @@ export async function runTurn(context: TurnContext, turn: number): Promise<TurnO
     )
     if (signal.aborted) return canceled()
     context.drain(turn)
+    if (isPastThreshold(context)) {
+      const result = await context.compact('auto')
+      if (result.status === 'error')
+        context.reportError('compaction', new Error(result.error.message))
+      if (signal.aborted) return canceled()
+    }
     context.session.append('step/start', { turn, step })
     const outcome = await runStep(context, turn, step, (text) => {
       lastText = text
@@ -62,7 +72,30 @@ export async function runTurn(context: TurnContext, turn: number): Promise<TurnO
       case 'error':
         return end({ kind: 'error', code: outcome.code, message: outcome.message })
       case 'next':
+        hasCompactedForOverflow = false
         continue
+      case 'overflow': {
+        // One compaction per overflow: if the prompt still does not fit, the turn ends with the error.
+        if (hasCompactedForOverflow)
+          return end({ kind: 'error', code: 'context-overflow', message: outcome.message })
+        hasCompactedForOverflow = true
+        const result = await context.compact('overflow')
+        if (signal.aborted) return canceled()
+        if (result.status !== 'compacted') {
+          const why =
+            result.status === 'error'
+              ? result.error.message
+              : result.status === 'skipped'
+                ? result.reason
+                : 'canceled'
+          return end({
+            kind: 'error',
+            code: 'context-overflow',
+            message: `${outcome.message} (compaction did not help: ${why})`,
+          })
+        }
+        continue
+      }
       case 'would-end': {
         if (context.drain(turn)) continue
         await runSerial(context.hooks.list('turn-stopping'), { turn, stopCount, signal }, (error) =>
@@ -76,6 +109,17 @@ export async function runTurn(context: TurnContext, turn: number): Promise<TurnO
       }
     }
   }
+}
+
+/** Whether the next request would pass the automatic-compaction threshold. */
+function isPastThreshold(context: TurnContext): boolean {
+  const { contextWindow, autoThreshold } = context.compaction
+  if (contextWindow === undefined || autoThreshold === undefined) return false
+  const tools = Math.ceil(JSON.stringify(context.toolSpecs).length / 4)
+  return (
+    estimateTokens(context.session.messages(), context.system) + tools >
+    autoThreshold * contextWindow
+  )
 }
 
 /** One step: header, request (with retries), assistant message, tools, `step/end`. */
@@ -149,6 +193,8 @@ async function runStep(
       onText(textOf(partial))
     }
     if (signal.aborted) return stepEnd({ kind: 'canceled' })
+    if (failure!.code === 'context-overflow')
+      return stepEnd({ kind: 'overflow', message: failure!.message })
     return stepEnd({ kind: 'error', code: failure!.code, message: failure!.message })
   }
 

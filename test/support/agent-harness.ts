@@ -7,6 +7,7 @@ import {
   type Agent,
   type AgentNotification,
   type AgentOptions,
+  type ContentBlock,
   checkLog,
   createAgent,
   createSession,
@@ -72,7 +73,14 @@ export function requestTexts(request: ModelRequest): string[] {
 export function notation(events: readonly SessionEvent[]): string {
   return events
     .map((event) => {
-      const data = event.data as Record<string, never>
+      const data = event.data as {
+        content: ContentBlock[]
+        turn: number
+        step: number
+        reason: { kind: string }
+        interrupted?: boolean
+        callId: string
+      }
       switch (event.type) {
         case 'user/message':
           return `U(${textOf(data.content)})`
@@ -81,7 +89,7 @@ export function notation(events: readonly SessionEvent[]): string {
         case 'turn/start':
           return `T+${data.turn}`
         case 'turn/end':
-          return `T-${data.turn}(${(data.reason as { kind: string }).kind})`
+          return `T-${data.turn}(${data.reason.kind})`
         case 'step/start':
           return `S+${data.step}`
         case 'step/end':
@@ -116,16 +124,40 @@ function verify({ session, provider, notifications }: Harness): void {
   const problems = checkLog(session.events)
   if (problems.length > 0)
     throw new Error(`checkLog found problems:\n${problems.map((p) => p.message).join('\n')}`)
-  const starts = notifications.filter(
-    (n): n is Extract<AgentNotification, { type: 'request/start' }> => n.type === 'request/start',
+  const announced = notifications.filter(
+    (n): n is Extract<AgentNotification, { type: 'request/start' | 'compaction/request' }> =>
+      n.type === 'request/start' || n.type === 'compaction/request',
   )
-  if (starts.length !== provider.requests.length) {
+  if (announced.length !== provider.requests.length) {
     throw new Error(
-      `the provider received ${provider.requests.length} requests but the agent announced ${starts.length}`,
+      `the provider received ${provider.requests.length} requests but the agent announced ${announced.length}`,
     )
   }
-  starts.forEach((start, index) => {
-    const events = session.events
+  const events = session.events
+  let compactions = 0
+  announced.forEach((start, index) => {
+    const actual = provider.requests[index]!
+    if (start.type === 'compaction/request') {
+      // A summarizing request shows the history before the cut, then the instruction.
+      if (start.attempt === 1) compactions++
+      const event = events.filter((e) => e.type === 'compaction')[compactions - 1]
+      if (!event) return // the compaction failed: nothing was logged
+      const data = event.data as {
+        firstKeptSeq: number
+        request: { model: string; system: string; messageCount: number }
+      }
+      const expected = project(events.slice(0, data.firstKeptSeq))
+      if (
+        JSON.stringify(actual.messages.slice(0, -1)) !== JSON.stringify(expected) ||
+        actual.messages.length !== data.request.messageCount ||
+        actual.system !== data.request.system
+      ) {
+        throw new Error(
+          `compaction request ${index + 1} does not match the history before firstKeptSeq ${data.firstKeptSeq} and the request recorded in the event`,
+        )
+      }
+      return
+    }
     const stepStart = events.findIndex(
       (e) =>
         e.type === 'step/start' &&
@@ -149,7 +181,6 @@ function verify({ session, provider, notifications }: Harness): void {
       tools: header.tools as ModelRequest['tools'],
       params: header.params as ModelRequest['params'],
     }
-    const actual = provider.requests[index]!
     if (JSON.stringify(actual) !== JSON.stringify(expected)) {
       throw new Error(
         `request ${index + 1} (turn ${start.turn}, step ${start.step}) differs from the projection at its step/start:\nactual:   ${JSON.stringify(actual)}\nexpected: ${JSON.stringify(expected)}`,
