@@ -14,7 +14,7 @@ import { z } from 'zod'
 import { ConfigError } from '../core/index.js'
 
 /** What the policy says about a call. */
-export type ApprovalAction = 'allow' | 'ask' | 'deny'
+export type PolicyAction = 'allow' | 'ask' | 'deny'
 
 /**
  * A rule for bash commands. `pattern` is glob-like by default, matched against a whole simple
@@ -23,7 +23,7 @@ export type ApprovalAction = 'allow' | 'ask' | 'deny'
  * `git diff*` matches `git diff --stat`. Written as `/source/flags` it is a JavaScript regular
  * expression, tested with `RegExp.test` (anchor it yourself).
  */
-export type BashRule = { readonly pattern: string; readonly action: ApprovalAction }
+export type BashRule = { readonly pattern: string; readonly action: PolicyAction }
 
 /**
  * Tool-level actions fall back to `default` (itself `'ask'` when absent). For `bash`, the
@@ -31,19 +31,19 @@ export type BashRule = { readonly pattern: string; readonly action: ApprovalActi
  * `tools.bash`, then `default`.
  */
 export type ApprovalPolicy = {
-  readonly default?: ApprovalAction
-  readonly tools?: Readonly<Record<string, ApprovalAction>>
+  readonly default?: PolicyAction
+  readonly tools?: Readonly<Record<string, PolicyAction>>
   readonly bash?: readonly BashRule[]
 }
 
 /** The outcome for one call, shaped like a `tool-pre` result. */
-export type ApprovalDecision =
+export type PolicyDecision =
   | { readonly action: 'run' }
   | { readonly action: 'ask'; readonly reason: string }
   | { readonly action: 'deny'; readonly reason: string }
 
 /** A call as `tool-pre` sees it. */
-export type ApprovalCall = { readonly name: string; readonly args: unknown }
+export type PolicyCall = { readonly name: string; readonly args: unknown }
 
 const action = z.enum(['allow', 'ask', 'deny'])
 
@@ -94,14 +94,14 @@ export function parseApprovalPolicy(value: unknown, where = 'approval policy'): 
 }
 
 /** Decides one call. Pure: the same policy and call always give the same decision. */
-export function decide(policy: ApprovalPolicy, call: ApprovalCall): ApprovalDecision {
+export function decide(policy: ApprovalPolicy, call: PolicyCall): PolicyDecision {
   const toolAction = policy.tools?.[call.name] ?? policy.default ?? 'ask'
   const command = bashCommand(call)
   if (command === undefined) return toolDecision(call.name, toolAction)
   return bashDecision(policy.bash ?? [], toolAction, command)
 }
 
-function toolDecision(name: string, toolAction: ApprovalAction): ApprovalDecision {
+function toolDecision(name: string, toolAction: PolicyAction): PolicyDecision {
   switch (toolAction) {
     case 'allow':
       return { action: 'run' }
@@ -115,22 +115,22 @@ function toolDecision(name: string, toolAction: ApprovalAction): ApprovalDecisio
   }
 }
 
-function bashCommand(call: ApprovalCall): string | undefined {
+function bashCommand(call: PolicyCall): string | undefined {
   if (call.name !== 'bash' || typeof call.args !== 'object' || call.args === null) return undefined
   const command = (call.args as { command?: unknown }).command
   return typeof command === 'string' ? command : undefined
 }
 
-const SEVERITY: Record<ApprovalAction, number> = { allow: 0, ask: 1, deny: 2 }
+const SEVERITY: Record<PolicyAction, number> = { allow: 0, ask: 1, deny: 2 }
 
 function bashDecision(
   rules: readonly BashRule[],
-  fallback: ApprovalAction,
+  fallback: PolicyAction,
   command: string,
-): ApprovalDecision {
+): PolicyDecision {
   const { segments, hasSubstitution } = splitCommand(command)
   const compiled = rules.map((rule) => ({ rule, regex: compileRule(rule.pattern) }))
-  let worst: { action: ApprovalAction; segment: string; rule?: BashRule } | undefined
+  let worst: { action: PolicyAction; segment: string; rule?: BashRule } | undefined
   for (const segment of segments.length === 0 ? [''] : segments) {
     const match = compiled.find(({ regex }) => regex?.test(segment) === true)
     const segmentAction = match?.rule.action ?? fallback

@@ -3,14 +3,14 @@
  * tools and the approval policy.
  */
 export {
-  type ApprovalAction,
-  type ApprovalCall,
-  type ApprovalDecision,
   type ApprovalPolicy,
   approvalPolicySchema,
   type BashRule,
   DEFAULT_APPROVAL_POLICY,
   decide,
+  type PolicyAction,
+  type PolicyCall,
+  type PolicyDecision,
   parseApprovalPolicy,
 } from './approval-policy.js'
 export {
