@@ -31,7 +31,9 @@ const CHUNK_BYTES = 4 * 1024 * 1024
 export async function* readLines(path: string): AsyncGenerator<LineBatch> {
   const handle = await open(path, 'r')
   try {
-    let buffer = Buffer.allocUnsafe(CHUNK_BYTES)
+    // Small files (most sessions) get a small buffer: a large one costs page faults per read.
+    const size = (await handle.stat()).size
+    let buffer = Buffer.allocUnsafe(Math.max(1024, Math.min(CHUNK_BYTES, size + 1)))
     let filled = 0
     let bufferOffset = 0
     let number = 0

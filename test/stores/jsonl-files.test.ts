@@ -1,0 +1,251 @@
+/**
+ * The JSONL format on disk: torn tails from every possible truncation, corruption in the
+ * committed part, salvage, versioning and unknown event types, and the cost of durability.
+ */
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { describe, expect, it } from 'vitest'
+import { checkLog, LogCorruptError } from '../../src/index.js'
+import { openStore, type StoreCounters } from '../../src/stores/index.js'
+import {
+  assistant,
+  header,
+  stepEnd,
+  stepStart,
+  toolCall,
+  toolResult,
+  turnEnd,
+  turnStart,
+  user,
+} from '../support/log-builder.js'
+import { appendAll, typesOf } from './support/events.js'
+import { storeOf, tempDirectory } from './support/stores.js'
+
+const logPath = (directory: string, id: string) =>
+  join(directory, 'jsonl', 'sessions', id, 'events.jsonl')
+
+const smallLog = [
+  turnStart(1),
+  user('hi'),
+  stepStart(1, 1),
+  header(),
+  assistant('', [{ id: 'c1' }]),
+  toolCall('c1'),
+  toolResult('c1', 'out'),
+  stepEnd(1, 1),
+  turnEnd(1),
+  user('X', 'plugin'),
+  turnStart(2),
+  user('go'),
+  stepStart(2, 1),
+  assistant('', [{ id: 'c2' }, { id: 'c3' }]),
+  toolCall('c2'),
+]
+
+async function writtenSession(directory: string, entries = smallLog) {
+  const store = await storeOf('jsonl', directory)
+  const session = await store.create({ title: 'small' })
+  appendAll(session, entries)
+  await session.close()
+  return { store, session, bytes: readFileSync(logPath(directory, session.header.id)) }
+}
+
+/** A store holding only a copy of `bytes` as the log of session `id`. */
+async function storeWithLog(id: string, bytes: Uint8Array) {
+  const directory = tempDirectory()
+  mkdirSync(join(directory, 'jsonl', 'sessions', id), { recursive: true })
+  writeFileSync(logPath(directory, id), bytes)
+  return { directory, store: await storeOf('jsonl', directory) }
+}
+
+function replaceLine(bytes: Buffer, lineIndex: number, replace: (line: string) => string): Buffer {
+  const lines = bytes.toString('utf8').split('\n')
+  lines[lineIndex] = replace(lines[lineIndex]!)
+  return Buffer.from(lines.join('\n'))
+}
+
+describe('the JSONL store on disk', () => {
+  it('opens every byte-truncation of a log repaired, or refuses it with a clear error', async () => {
+    const { session, bytes } = await writtenSession(tempDirectory(), [
+      user('X', 'plugin'),
+      turnStart(1),
+      user('hi'),
+      stepStart(1, 1),
+      assistant('', [{ id: 'c1' }, { id: 'c2' }]),
+      toolCall('c1'),
+    ])
+    const id = session.header.id
+    const headerEnd = bytes.indexOf(10) + 1
+    const directory = tempDirectory()
+
+    // Each truncation gets its own store directory, so they can run concurrently (the syncs
+    // of concurrent repairs share journal commits, which keeps this test quick).
+    async function check(length: number): Promise<void> {
+      const root = join(directory, `cut-${length}`)
+      mkdirSync(join(root, 'sessions', id), { recursive: true })
+      writeFileSync(join(root, 'sessions', id, 'events.jsonl'), bytes.subarray(0, length))
+      const cutStore = await openStore(`jsonl:${root}`)
+      try {
+        if (length < headerEnd) {
+          await expect(cutStore.open(id), `length ${length}`).rejects.toThrowError(
+            /header line is incomplete/,
+          )
+          return
+        }
+        const cut = bytes.subarray(0, length)
+        const kept = cut.toString('utf8').split('\n').length - 2
+        const torn = length - (cut.lastIndexOf(10) + 1)
+        const opened = await cutStore.open(id)
+        expect(opened.events.slice(0, kept), `length ${length}`).toEqual(
+          session.events.slice(0, kept),
+        )
+        expect(opened.repairs[0]?.kind === 'torn-tail', `length ${length}`).toBe(torn > 0)
+        if (torn > 0) expect(opened.repairs[0]).toMatchObject({ bytes: torn })
+        expect(checkLog(opened.events), `length ${length}`).toEqual([])
+        await opened.close()
+        const again = await cutStore.read(id)
+        expect(again.events, `length ${length}`).toEqual(opened.events)
+        expect(again.tornTail).toBeUndefined()
+      } finally {
+        await cutStore.close()
+      }
+    }
+    const lengths = Array.from({ length: bytes.length + 1 }, (_, length) => length)
+    for (let index = 0; index < lengths.length; index += 32)
+      await Promise.all(lengths.slice(index, index + 32).map(check))
+  })
+
+  it('refuses damage before the last line, naming file, line and the repair command', async () => {
+    const { session, bytes } = await writtenSession(tempDirectory())
+    const id = session.header.id
+    const damaged = replaceLine(bytes, 5, (line) => line.slice(0, 20))
+    const { directory, store } = await storeWithLog(id, damaged)
+    const attempt = store.open(id)
+    await expect(attempt).rejects.toBeInstanceOf(LogCorruptError)
+    await expect(attempt).rejects.toThrowError(`${logPath(directory, id)}:6`)
+    await expect(attempt).rejects.toThrowError(`rudder sessions repair ${id}`)
+    await expect(store.read(id)).rejects.toBeInstanceOf(LogCorruptError)
+    // The lease was released: the failure left nothing held.
+    await expect(store.open(id)).rejects.toBeInstanceOf(LogCorruptError)
+  })
+
+  it('refuses a line that breaks an invariant, naming the rule', async () => {
+    const { session, bytes } = await writtenSession(tempDirectory())
+    const id = session.header.id
+    // Line 8 is the tool/result of c1 (seq 6); make it answer a call that was never made.
+    const damaged = replaceLine(bytes, 7, (line) => line.replace('"c1"', '"c9"'))
+    const { store } = await storeWithLog(id, damaged)
+    await expect(store.open(id)).rejects.toThrowError(/tool-pairing/)
+  })
+
+  it('salvages the valid prefix into a new session and leaves the original untouched', async () => {
+    const { session, bytes } = await writtenSession(tempDirectory())
+    const id = session.header.id
+    const damaged = replaceLine(bytes, 8, () => '{"seq": oops')
+    const { directory, store } = await storeWithLog(id, damaged)
+    const result = await store.repair(id)
+    expect(result.sourceId).toBe(id)
+    expect(result.keptEvents).toBe(7)
+    expect(result.problem?.location).toBe(`${logPath(directory, id)}:9`)
+    const salvaged = result.session
+    expect(salvaged.header.id).not.toBe(id)
+    expect(salvaged.header.parent).toEqual({ sessionId: id, seq: 6 })
+    expect(salvaged.header.title).toBe('small (repaired)')
+    // Seqs 0..6 end inside step 1 of turn 1, so the copy is closed like a crash.
+    expect(salvaged.events.slice(0, 7)).toEqual(session.events.slice(0, 7))
+    expect(typesOf(salvaged.events.slice(7))).toBe('step/end turn/end')
+    expect(checkLog(salvaged.events)).toEqual([])
+    await salvaged.close()
+    expect(readFileSync(logPath(directory, id))).toEqual(damaged)
+    expect((await store.read(salvaged.header.id)).events).toEqual(salvaged.events)
+  })
+
+  it('salvages a log whose header is damaged, with a fresh header', async () => {
+    const { session, bytes } = await writtenSession(tempDirectory())
+    const id = session.header.id
+    const { store } = await storeWithLog(
+      id,
+      replaceLine(bytes, 0, () => '{"id": 1}'),
+    )
+    await expect(store.open(id)).rejects.toBeInstanceOf(LogCorruptError)
+    const result = await store.repair(id)
+    expect(result.keptEvents).toBe(smallLog.length)
+    expect(result.session.header.title).toBe(`session ${id} (repaired)`)
+    await result.session.close()
+  })
+
+  it('refuses a log written by a newer rudder, saying to upgrade', async () => {
+    const { session, bytes } = await writtenSession(tempDirectory())
+    const id = session.header.id
+    const newer = replaceLine(bytes, 0, (line) =>
+      line.replace('"formatVersion":1', '"formatVersion":2'),
+    )
+    const { store } = await storeWithLog(id, newer)
+    await expect(store.open(id)).rejects.toMatchObject({ code: 'FORMAT_TOO_NEW' })
+    await expect(store.open(id)).rejects.toThrowError(/newer rudder.*upgrade/)
+    await expect(store.repair(id)).rejects.toMatchObject({ code: 'FORMAT_TOO_NEW' })
+  })
+
+  it('refuses an unknown event type unless it is ignorable', async () => {
+    const { session, bytes } = await writtenSession(tempDirectory())
+    const id = session.header.id
+    const lines = bytes.toString('utf8').split('\n')
+    const unknown = (ignorable: boolean) =>
+      `{"seq":15,"time":1,"type":"plugin/note","data":{"n":1}${ignorable ? ',"ignorable":true' : ''}}`
+    const refused = await storeWithLog(
+      id,
+      Buffer.from([...lines.slice(0, -1), unknown(false), ''].join('\n')),
+    )
+    await expect(refused.store.open(id)).rejects.toMatchObject({ code: 'UNKNOWN_EVENT_TYPE' })
+    await expect(refused.store.open(id)).rejects.toThrowError(/plugin\/note.*not marked ignorable/)
+    const kept = await storeWithLog(
+      id,
+      Buffer.from([...lines.slice(0, -1), unknown(true), ''].join('\n')),
+    )
+    const opened = await kept.store.open(id)
+    expect(opened.events[15]).toEqual({
+      seq: 15,
+      time: 1,
+      type: 'plugin/note',
+      data: { n: 1 },
+      ignorable: true,
+    })
+    await opened.close()
+  })
+
+  it('refuses an envelope with a key rudder never writes', async () => {
+    const { session, bytes } = await writtenSession(tempDirectory())
+    const id = session.header.id
+    const { store } = await storeWithLog(
+      id,
+      replaceLine(bytes, 3, (line) => `${line.slice(0, -1)},"extra":1}`),
+    )
+    await expect(store.open(id)).rejects.toThrowError(/Unrecognized key/)
+  })
+
+  it('syncs once per flush, never per event, and not at all when nothing is new', async () => {
+    const counters: StoreCounters = { syncs: 0, bytesWritten: 0, batches: 0 }
+    const store = await storeOf('jsonl', tempDirectory(), { counters })
+    const session = await store.create()
+    const before = { ...counters }
+    for (let index = 0; index < 100; index++) appendAll(session, [user(`context ${index}`, 'ctx')])
+    await session.flush()
+    await session.flush()
+    expect(counters.batches - before.batches).toBe(1)
+    expect(counters.syncs - before.syncs).toBe(1)
+    await session.close()
+  })
+
+  it('keeps a session readable by a second store while its writer appends', async () => {
+    const directory = tempDirectory()
+    const { session } = await writtenSession(directory)
+    const other = await openStore(`jsonl:${join(directory, 'jsonl')}`)
+    try {
+      const snapshot = await other.read(session.header.id)
+      expect(snapshot.events).toEqual(session.events)
+      expect(snapshot.openTurn).toBe(2)
+    } finally {
+      await other.close()
+    }
+  })
+})
