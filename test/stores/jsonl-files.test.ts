@@ -2,7 +2,7 @@
  * The JSONL format on disk: torn tails from every possible truncation, corruption in the
  * committed part, salvage, versioning and unknown event types, and the cost of durability.
  */
-import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { checkLog, LogCorruptError } from '../../src/index.js'
