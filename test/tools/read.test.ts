@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process'
 import { mkdir, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
@@ -136,5 +137,17 @@ describe('read', () => {
     controller.abort()
     const result = await runTool(readTool({ workspace }), { path: 'a.txt' }, context)
     expect(result).toMatchObject({ isError: true, text: 'read was canceled before it finished.' })
+  })
+})
+
+describe('read of special files', () => {
+  it('refuses a named pipe instead of blocking on it', async () => {
+    const workspace = await tempDir()
+    execFileSync('mkfifo', [join(workspace, 'pipe')])
+    const result = await runTool(readTool({ workspace }), { path: 'pipe' })
+    expect(result).toMatchObject({
+      isError: true,
+      text: 'pipe is not a regular file (a device, socket or pipe); read only reads files.',
+    })
   })
 })

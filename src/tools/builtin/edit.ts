@@ -55,8 +55,11 @@ export function editTool(options: EditToolOptions): Tool<z.output<typeof paramet
         return errorResult('oldText and newText are the same, so nothing would change.')
       }
       try {
-        if ((await stat(real)).isDirectory())
+        const stats = await stat(real)
+        if (stats.isDirectory())
           return errorResult(`${display} is a directory; edit changes files.`)
+        if (!stats.isFile())
+          return errorResult(`${display} is not a regular file; edit changes files.`)
         if (looksBinary(await readHead(real)))
           return errorResult(`${display} is a binary file; edit only changes text files.`)
         const before = await readFile(real, { encoding: 'utf8', signal: context.signal })

@@ -104,7 +104,10 @@ export function grepTool(options: GrepToolOptions): Tool<{
       const { real, display } = resolved
       let isDirectory: boolean
       try {
-        isDirectory = (await stat(real)).isDirectory()
+        const stats = await stat(real)
+        if (!stats.isDirectory() && !stats.isFile())
+          return errorResult(`${display} is not a regular file or directory; grep searches files.`)
+        isDirectory = stats.isDirectory()
       } catch (error) {
         return fileErrorResult(display, error)
       }

@@ -60,6 +60,11 @@ export function readTool(options: ReadToolOptions): Tool<z.output<typeof paramet
       try {
         const stats = await stat(real)
         if (stats.isDirectory()) return errorResult(`${display} is a directory; use ls to list it.`)
+        // A FIFO or device would block the read (or never end); only regular files are read.
+        if (!stats.isFile())
+          return errorResult(
+            `${display} is not a regular file (a device, socket or pipe); read only reads files.`,
+          )
         const head = await readHead(real)
         const mediaType = imageMediaType(head)
         if (mediaType !== undefined) return readImage(options, display, real, mediaType, stats.size)
