@@ -12,7 +12,7 @@ const SRC = resolve(dirname(fileURLToPath(import.meta.url)), '../../src')
 /** The layer of a file: its top folder under src/, or the file name for top-level modules. */
 function layerOf(file: string): string {
   const [top] = relative(SRC, file).split(/[\\/]/)
-  return top!.replace(/\.ts$/, '')
+  return top!.replace(/\.(ts|js)$/, '')
 }
 
 const ALLOWED: Record<string, readonly string[]> = {
