@@ -1,0 +1,160 @@
+/**
+ * The SQLite format on disk: a write-ahead log cut at any point after a crash, schema
+ * versioning, damaged rows, and one commit per flush.
+ */
+import { copyFileSync, existsSync, readFileSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { isDeepStrictEqual } from 'node:util'
+import Database from 'better-sqlite3'
+import { describe, expect, it } from 'vitest'
+import { checkLog, LogCorruptError, RudderError, type SessionEvent } from '../../src/index.js'
+import { openStore, type StoreCounters } from '../../src/stores/index.js'
+import { user } from '../support/log-builder.js'
+import { startChild } from './support/child-process.js'
+import { appendAll } from './support/events.js'
+import { storeOf, tempDirectory, urlOf } from './support/stores.js'
+
+const dbPath = (directory: string) => join(directory, 'sessions.db')
+
+/** The repair a crash inside the child's tool call gets, in event types. */
+const REPAIR_TYPES = ['tool/result', 'tool/result', 'step/end', 'turn/end']
+
+describe('the SQLite store on disk', () => {
+  it('opens a database whose WAL was cut anywhere at a commit, or refuses it clearly', async () => {
+    const directory = tempDirectory()
+    const child = startChild('store-child.ts', [urlOf('sqlite', directory), 'write-open-turn'])
+    const ready = await child.next()
+    await child.kill()
+    const id = ready.id as string
+    const events = ready.events as SessionEvent[]
+    const durable = ready.durable as number[]
+    const wal = readFileSync(`${dbPath(directory)}-wal`)
+    expect(wal.length).toBeGreaterThan(32)
+    // Frames are a 24-byte header and a page after the 32-byte file header. Cut at every frame
+    // boundary, one byte either side, and in the middle of every frame.
+    const pageSize = wal.readUInt32BE(8)
+    const frame = 24 + pageSize
+    const cuts = new Set<number>([0, 16, 32])
+    for (let end = 32 + frame; end <= wal.length; end += frame)
+      for (const cut of [end - 1, end, end + 1, end - Math.floor(frame / 2)])
+        if (cut <= wal.length) cuts.add(cut)
+    const outcomes = new Set<number>()
+    for (const cut of [...cuts].sort((a, b) => a - b)) {
+      const copy = tempDirectory()
+      copyFileSync(dbPath(directory), dbPath(copy))
+      writeFileSync(`${dbPath(copy)}-wal`, wal.subarray(0, cut))
+      const store = await openStore(urlOf('sqlite', copy))
+      const outcome = await store.open(id).then(
+        (session) => ({ session }),
+        (error: unknown) => ({ error }),
+      )
+      if ('error' in outcome) {
+        // Cut before the session was committed: it does not exist yet, and says so.
+        expect(outcome.error, `cut ${cut}`).toBeInstanceOf(RudderError)
+        expect((outcome.error as RudderError).code).toBe('SESSION_NOT_FOUND')
+        outcomes.add(-1)
+      } else {
+        const opened = outcome.session
+        const repairStart = opened.events.findIndex(
+          (event, seq) => !isDeepStrictEqual(event, events[seq]),
+        )
+        const kept = repairStart < 0 ? opened.events.length : repairStart
+        // Whole commits only: the session's creation, then one commit per flush.
+        expect([0, ...durable], `cut ${cut}: ${kept} events kept`).toContain(kept)
+        expect(opened.events.slice(0, kept)).toEqual(events.slice(0, kept))
+        expect(checkLog(opened.events), `cut ${cut}`).toEqual([])
+        outcomes.add(kept)
+        await opened.close()
+      }
+      await store.close()
+    }
+    // The whole WAL keeps every event and closes the turn the kill left open.
+    expect(outcomes).toContain(events.length)
+    expect(outcomes.size).toBeGreaterThan(3)
+  })
+
+  it('recovers the whole log after a kill and repairs the open turn (scenario 25)', async () => {
+    const directory = tempDirectory()
+    const child = startChild('store-child.ts', [urlOf('sqlite', directory), 'write-open-turn'])
+    const ready = await child.next()
+    await child.kill()
+    const store = await storeOf('sqlite', directory)
+    const opened = await store.open(ready.id as string)
+    const events = ready.events as SessionEvent[]
+    expect(opened.events.slice(0, events.length)).toEqual(events)
+    expect(opened.events.slice(events.length).map((event) => event.type)).toEqual(REPAIR_TYPES)
+    expect(opened.events[events.length]!.data).toMatchObject({
+      callId: 'c1',
+      error: { code: 'outcome-unknown' },
+    })
+    expect(opened.events[events.length + 1]!.data).toMatchObject({
+      callId: 'c2',
+      error: { code: 'interrupted' },
+    })
+    await opened.close()
+  })
+
+  it('versions its schema with user_version and refuses a newer one', async () => {
+    const directory = tempDirectory()
+    const store = await storeOf('sqlite', directory)
+    await (await store.create()).close()
+    await store.close()
+    const db = new Database(dbPath(directory))
+    expect(db.pragma('user_version', { simple: true })).toBe(1)
+    expect(db.pragma('journal_mode', { simple: true })).toBe('wal')
+    db.pragma('user_version = 2')
+    db.close()
+    await expect(openStore(urlOf('sqlite', directory))).rejects.toMatchObject({
+      code: 'FORMAT_TOO_NEW',
+      message: expect.stringMatching(/newer rudder.*upgrade/),
+    })
+  })
+
+  it('refuses a damaged row, naming the database, the seq and the repair command', async () => {
+    const directory = tempDirectory()
+    const store = await storeOf('sqlite', directory)
+    const session = await store.create()
+    appendAll(session, [user('a', 'ctx'), user('b', 'ctx'), user('c', 'ctx')])
+    await session.close()
+    const db = new Database(dbPath(directory))
+    db.prepare('UPDATE events SET line = ? WHERE session_id = ? AND seq = 1').run(
+      '{"seq":1,',
+      session.header.id,
+    )
+    db.close()
+    const attempt = store.open(session.header.id)
+    await expect(attempt).rejects.toBeInstanceOf(LogCorruptError)
+    await expect(attempt).rejects.toThrowError(`seq 1`)
+    await expect(attempt).rejects.toThrowError(`rudder sessions repair ${session.header.id}`)
+    const salvage = await store.repair(session.header.id)
+    expect(salvage.keptEvents).toBe(1)
+    expect(salvage.session.events).toEqual(session.events.slice(0, 1))
+    await salvage.session.close()
+  })
+
+  it('refuses a file that is not a database with a StoreError naming it', async () => {
+    const directory = tempDirectory()
+    writeFileSync(
+      dbPath(directory),
+      'not a database, just text that is long enough to look like one'.repeat(20),
+    )
+    await expect(openStore(urlOf('sqlite', directory))).rejects.toMatchObject({
+      code: 'STORE',
+      message: expect.stringContaining(dbPath(directory)),
+    })
+  })
+
+  it('commits once per flush, never per event', async () => {
+    const counters: StoreCounters = { syncs: 0, bytesWritten: 0, batches: 0 }
+    const directory = tempDirectory()
+    const store = await storeOf('sqlite', directory, { counters })
+    const session = await store.create()
+    const before = counters.syncs
+    for (let index = 0; index < 100; index++) appendAll(session, [user(`context ${index}`, 'ctx')])
+    await session.flush()
+    await session.flush()
+    expect(counters.syncs - before).toBe(1)
+    expect(existsSync(`${dbPath(directory)}-wal`)).toBe(true)
+    await session.close()
+  })
+})
