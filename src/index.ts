@@ -90,6 +90,79 @@ export {
   type Usage,
   type UserMessageData,
 } from './core/index.js'
+export {
+  type AnthropicOptions,
+  anthropic,
+  DEFAULT_ANTHROPIC_MAX_TOKENS,
+} from './providers/anthropic/index.js'
+export { CONTEXT_OVERFLOW } from './providers/failure.js'
+export { findKnownModel, KNOWN_MODELS, type KnownModel } from './providers/known-models.js'
+export {
+  type OpenAICompatibleOptions,
+  openaiCompatible,
+} from './providers/openai-compatible/index.js'
 export type { ModelParams, ModelRequest, Provider, StreamPart } from './providers/provider.js'
-export { defineTool, type ToolDefinition } from './tools/define-tool.js'
-export type { ParsedArguments, Tool, ToolAgent, ToolContext, ToolOutput } from './tools/tool.js'
+export { REPLAY_DIVERGED, type ReplayProvider, replayProvider } from './providers/replay/index.js'
+export {
+  type ConfigLocation,
+  type Environment,
+  type LoadedConfig,
+  loadConfig,
+  type ProviderConfig,
+  parseConfig,
+  type RudderConfig,
+  rudderHome,
+} from './runtime/config.js'
+export {
+  type ModelSpec,
+  parseModelSpec,
+  type ResolvedProvider,
+  type ResolveProviderOptions,
+  resolveProvider,
+} from './runtime/provider-from-config.js'
+export {
+  buildWorkspaceContext,
+  discoverInstructionFiles,
+  type InstructionFile,
+  installWorkspaceContext,
+  lastInjectedContext,
+  WORKSPACE_CONTEXT_SOURCE,
+  type WorkspaceContext,
+  type WorkspaceContextAgent,
+  type WorkspaceContextOptions,
+} from './runtime/workspace-context.js'
+export {
+  type ApprovalPolicy,
+  approvalPolicySchema,
+  type BashRule,
+  type BashToolOptions,
+  type BuiltinToolsOptions,
+  bashTool,
+  builtinTools,
+  DEFAULT_APPROVAL_POLICY,
+  decide,
+  defineTool,
+  type EditToolOptions,
+  editTool,
+  type GlobToolOptions,
+  type GrepToolOptions,
+  globTool,
+  grepTool,
+  type LsToolOptions,
+  lsTool,
+  type ParsedArguments,
+  type PolicyAction,
+  type PolicyCall,
+  type PolicyDecision,
+  parseApprovalPolicy,
+  type ReadToolOptions,
+  readTool,
+  type Tool,
+  type ToolAgent,
+  type ToolContext,
+  type ToolDefinition,
+  type ToolOutput,
+  type WorkspaceOptions,
+  type WriteToolOptions,
+  writeTool,
+} from './tools/index.js'

@@ -8,6 +8,7 @@
  */
 import { z } from 'zod'
 import { isHttpUrl } from '../providers/base-url.js'
+import { approvalPolicySchema } from '../tools/approval-policy.js'
 
 /** `provider/model`, e.g. `deepseek/deepseek-chat`; the model part may itself contain `/`. */
 export const MODEL_SPEC = /^[a-z0-9][a-z0-9._-]*\/\S+$/
@@ -78,6 +79,15 @@ export const CONFIG_SHAPE = {
       providerSchema,
     )
     .optional(),
+  /** Where sessions live: `sqlite:<path>`, `jsonl:<dir>` or `memory:` (default `sqlite:~/.rudder/sessions.db`). */
+  store: z
+    .string()
+    .regex(/^(sqlite:|jsonl:|memory:)/, 'must be a store URL: "sqlite:<path>", "jsonl:<dir>" or "memory:"')
+    .optional(),
+  /** Which tool calls run, ask, or are refused (see the approval policy of src/tools). */
+  approval: approvalPolicySchema.optional(),
+  /** The system prompt, replacing rudder's default. */
+  system: z.string().optional(),
 }
 
 export const configSchema = z.strictObject(CONFIG_SHAPE)
@@ -89,6 +99,7 @@ export type ProviderConfig = z.infer<typeof providerSchema>
 /** The keys allowed at a path of the config, for "unknown key" messages. */
 export function knownKeysAt(path: readonly PropertyKey[]): readonly string[] | undefined {
   if (path.length === 0) return Object.keys(CONFIG_SHAPE)
+  if (path.length === 1 && path[0] === 'approval') return ['default', 'tools', 'bash']
   if (path.length === 2 && path[0] === 'providers') return Object.keys(PROVIDER_SHAPE)
   if (path.length === 4 && path[0] === 'providers' && path[2] === 'models')
     return Object.keys(knownModelSchema.shape)
