@@ -29,6 +29,8 @@ export function createWriteBehindSink(options: WriteBehindOptions): SessionSink 
   let tail: Promise<void> = Promise.resolve()
   let failure: StoreError | undefined
   let timer: ReturnType<typeof setTimeout> | undefined
+  /** Batches started and not yet settled. */
+  let outstanding = 0
   let closing: Promise<void> | undefined
 
   function fail(error: unknown, batch: readonly SessionEvent[]): void {
@@ -47,14 +49,17 @@ export function createWriteBehindSink(options: WriteBehindOptions): SessionSink 
     if (pending.length === 0) return
     const batch = pending
     pending = []
-    tail = tail.then(async () => {
-      if (failure) return
+    const run = async () => {
       try {
-        await options.writeBatch(batch)
+        if (!failure) await options.writeBatch(batch)
       } catch (error) {
         fail(error, batch)
+      } finally {
+        outstanding--
       }
-    })
+    }
+    // With nothing in flight the batch starts now, so a flush adds no scheduling delay.
+    tail = outstanding++ === 0 ? run() : tail.then(run)
   }
 
   function flush(): Promise<void> {
