@@ -58,7 +58,7 @@ export function parseStoreUrl(url: string, env: Env): StoreLocation {
     case 'memory':
       if (rest !== '')
         throw new ConfigError(
-          `store URL ${JSON.stringify(url)}: a memory store takes no path; use \`memory:\``,
+          `store URL ${JSON.stringify(url)}: a memory store takes no path; use ${FORMS}`,
         )
       return { kind: 'memory' }
     case 'postgres':
