@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 // The rudder command. `--version` is answered here so it loads nothing else (bench B10).
 import { readFileSync } from 'node:fs'
+import { homedir } from 'node:os'
 
 const args = process.argv.slice(2)
 if (args.length === 1 && (args[0] === '--version' || args[0] === '-v')) {
@@ -17,9 +18,16 @@ if (args.length === 1 && (args[0] === '--version' || args[0] === '-v')) {
     )
     process.exit(2)
   }
-  process.exitCode = await cli.main(args, {
+  const io = {
     stdout: process.stdout,
     stderr: process.stderr,
     env: process.env,
-  })
+    cwd: process.cwd(),
+    home: homedir(),
+    onInterrupt(handler) {
+      process.on('SIGINT', handler)
+      return () => process.off('SIGINT', handler)
+    },
+  }
+  process.exitCode = await cli.main(args, io)
 }

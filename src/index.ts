@@ -166,3 +166,18 @@ export {
   type WriteToolOptions,
   writeTool,
 } from './tools/index.js'
+export {
+  type CreateOptions,
+  type JsonlSource,
+  type ListOptions,
+  openStore,
+  type Repair,
+  type SalvageResult,
+  type SearchHit,
+  type SessionListing,
+  type SessionSnapshot,
+  type SessionStore,
+  type StoreCounters,
+  type StoredSession,
+  type StoreOptions,
+} from './stores/index.js'

@@ -38,6 +38,12 @@ describe('the rudder bin', () => {
     expect(result.stderr).toBe('')
   })
 
+  it('prints help when there is no task (until the terminal UI exists)', async () => {
+    const result = await rudder()
+    expect(result.code).toBe(0)
+    expect(result.stdout).toContain('rudder [options] "task"')
+  })
+
   it('rejects an unknown flag with exit 2 and says how to get help', async () => {
     const result = await rudder('--no-such-flag')
     expect(result.code).toBe(2)

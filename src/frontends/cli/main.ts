@@ -1,38 +1,89 @@
 /**
- * The `rudder` command line. Returns the exit code: 0 success, 1 failure, 2 usage or
- * configuration errors (SPEC §11).
+ * The `rudder` command line. Returns the exit code: 0 success, 1 a task that did not complete,
+ * 2 usage or configuration errors (with the fix), 130 interrupted (SPEC §11).
  */
 import { readFileSync } from 'node:fs'
+import { ConfigError, RudderError } from '../../index.js'
+import { parseCommandLine, UsageError } from './args.js'
+import { runTask } from './headless.js'
+import type { CliIo } from './io.js'
+import { runSessions } from './sessions.js'
 
-/** Where the CLI reads and writes; injected so tests and embedders own the streams. */
-export type CliIo = {
-  readonly stdout: { write(text: string): unknown }
-  readonly stderr: { write(text: string): unknown }
-  readonly env: Readonly<Record<string, string | undefined>>
-}
+export type { CliIo } from './io.js'
 
 const HELP = `rudder: an agent harness whose model sees exactly what the session log holds.
 
 Usage:
-  rudder --version        print the version
-  rudder --help           print this help
+  rudder [options] "task"        run one task headless: the final answer goes to stdout
+  rudder sessions list [--all] [--limit N] [--json]
+  rudder sessions show <id> [--json]
+  rudder sessions export <id> [--out file.jsonl]
+  rudder sessions import <file.jsonl>
+  rudder sessions fork <id> [--at seq]
+  rudder sessions repair <id>    copy the valid prefix of a damaged session into a new one
+  rudder --version | --help
+
+Options:
+  --model provider/model         e.g. deepseek/deepseek-chat, openai/gpt-4.1,
+                                 anthropic/claude-sonnet-4-5, ollama/qwen3:8b
+  --provider name                a provider, or scripted:<file.json>, or replay:<session-id>
+  --store url                    sqlite:<path> (default ~/.rudder/sessions.db), jsonl:<dir>, memory:
+  --resume <id>                  continue a session
+  --continue, -c                 continue the newest session of this directory
+  --cwd <dir>                    the workspace (default: the current directory)
+  --yes, -y                      approve tool calls the approval policy would ask about
+  --json                         stream events and live notifications as JSON lines
+  --system <text>                replace the system prompt
+  --max-steps N                  steps per turn before the turn ends (default 100)
+
+Keys come from DEEPSEEK_API_KEY, OPENAI_API_KEY, ANTHROPIC_API_KEY or the config files
+~/.rudder/config.json and .rudder/config.json. Exit codes: 0 completed, 1 not completed,
+2 usage or configuration error, 130 interrupted.
 `
 
 /** Runs the CLI with `args` (without the node and script paths). */
 export async function main(args: readonly string[], io: CliIo): Promise<number> {
-  const [first] = args
-  if (first === '--version' || first === '-v') {
-    io.stdout.write(`rudder ${version()}\n`)
-    return 0
+  try {
+    const command = parseCommandLine(args, io.cwd)
+    switch (command.kind) {
+      case 'version':
+        io.stdout.write(`rudder ${version()}\n`)
+        return 0
+      case 'help':
+        io.stdout.write(HELP)
+        return 0
+      case 'run':
+        return await runTask(command.task, command.options, io)
+      case 'sessions':
+        return await runSessions(command.command, command.store, io)
+    }
+  } catch (error) {
+    return reportFailure(error, io)
   }
-  if (first === undefined || first === '--help' || first === '-h') {
-    io.stdout.write(HELP)
-    return 0
+}
+
+/** Caller and configuration mistakes exit 2; anything else that escaped exits 1. */
+function reportFailure(error: unknown, io: CliIo): number {
+  if (error instanceof UsageError || error instanceof ConfigError) {
+    io.stderr.write(`rudder: ${error.message}\n`)
+    return 2
+  }
+  if (error instanceof RudderError) {
+    io.stderr.write(`rudder: ${error.message}\n`)
+    const isCallerMistake = [
+      'INVALID_INPUT',
+      'SESSION_NOT_FOUND',
+      'SESSION_BUSY',
+      'OPEN_TURN',
+      'FORMAT_TOO_NEW',
+      'LOG_CORRUPT',
+    ].includes(error.code)
+    return isCallerMistake ? 2 : 1
   }
   io.stderr.write(
-    `rudder: unknown argument ${JSON.stringify(first)}. Run \`rudder --help\` for usage.\n`,
+    `rudder: unexpected failure: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
   )
-  return 2
+  return 1
 }
 
 function version(): string {
