@@ -4,8 +4,10 @@
  */
 import { coreBenchmarks } from './core.js'
 import { printTable, type Row } from './measure.js'
+import { startupBenchmarks } from './startup.js'
 
 const full = process.argv.includes('--full')
 const rows: Row[] = []
 rows.push(...coreBenchmarks({ full }))
+rows.push(...startupBenchmarks())
 printTable(rows)

@@ -1,7 +1,6 @@
 /**
  * The Anthropic SDK's errors as the final error part of a stream.
  */
-import { APIConnectionError, APIError, APIUserAbortError } from '@anthropic-ai/sdk'
 import { messageOf } from '../../core/index.js'
 import {
   abortedPart,
@@ -12,16 +11,27 @@ import {
 } from '../failure.js'
 import { isNetworkError } from '../network-errors.js'
 
-/** The error part for anything the request or its stream threw. Never throws. */
+/** The SDK's error classes; the SDK itself is loaded only when a request is made. */
+export type AnthropicSdk = Pick<
+  typeof import('@anthropic-ai/sdk'),
+  'APIConnectionError' | 'APIError' | 'APIUserAbortError'
+>
+
+/**
+ * The error part for anything the request or its stream threw. `sdk` is absent when loading
+ * the SDK itself failed. Never throws.
+ */
 export function messagesFailurePart(
   error: unknown,
   provider: string,
   signal: AbortSignal,
+  sdk?: AnthropicSdk,
 ): ErrorPart {
-  if (signal.aborted || error instanceof APIUserAbortError) return abortedPart(provider)
-  if (error instanceof APIConnectionError || isNetworkError(error))
+  if (signal.aborted || (sdk && error instanceof sdk.APIUserAbortError))
+    return abortedPart(provider)
+  if ((sdk && error instanceof sdk.APIConnectionError) || isNetworkError(error))
     return connectionFailurePart(provider, error)
-  if (error instanceof APIError) {
+  if (sdk && error instanceof sdk.APIError) {
     // An `error` event inside a 200 stream has no status; its type says what happened
     // (`overloaded_error`, `api_error`, …).
     const code = error.type ?? error.errorCode

@@ -1,12 +1,12 @@
 /**
  * `anthropic()`: a provider for the Anthropic Messages API, on the official SDK.
  */
-import Anthropic from '@anthropic-ai/sdk'
+import type Anthropic from '@anthropic-ai/sdk'
 import { checkBaseURL } from '../base-url.js'
 import { abortedPart } from '../failure.js'
 import { findKnownModel } from '../known-models.js'
 import type { ModelRequest, Provider, StreamPart } from '../provider.js'
-import { messagesFailurePart } from './errors.js'
+import { type AnthropicSdk, messagesFailurePart } from './errors.js'
 import { toMessagesRequest } from './request.js'
 import { readMessageStream } from './response.js'
 
@@ -47,16 +47,25 @@ export const DEFAULT_ANTHROPIC_MAX_TOKENS = 8192
 export function anthropic(options: AnthropicOptions): Provider {
   const id = options.id ?? 'anthropic'
   checkBaseURL('anthropic', options.baseURL, 'https://api.anthropic.com')
-  const client = new Anthropic({
-    ...(options.apiKey === undefined ? {} : { apiKey: options.apiKey }),
-    ...(options.baseURL === undefined ? {} : { baseURL: options.baseURL }),
-    ...(options.timeoutMs === undefined ? {} : { timeout: options.timeoutMs }),
-    ...(options.headers === undefined ? {} : { defaultHeaders: options.headers }),
-    ...(options.fetch === undefined ? {} : { fetch: options.fetch }),
-    maxRetries: 0,
-    // The SDK would print unparseable events to the console; they become error parts instead.
-    logLevel: 'off',
-  })
+  // The SDK is loaded on the first request, so a process that never calls this provider
+  // does not pay for loading it.
+  let connection: Promise<Connection> | undefined
+  const connect = () => {
+    connection ??= import('@anthropic-ai/sdk').then((sdk) => ({
+      sdk,
+      client: new sdk.default({
+        ...(options.apiKey === undefined ? {} : { apiKey: options.apiKey }),
+        ...(options.baseURL === undefined ? {} : { baseURL: options.baseURL }),
+        ...(options.timeoutMs === undefined ? {} : { timeout: options.timeoutMs }),
+        ...(options.headers === undefined ? {} : { defaultHeaders: options.headers }),
+        ...(options.fetch === undefined ? {} : { fetch: options.fetch }),
+        maxRetries: 0,
+        // The SDK would print unparseable events to the console; they become error parts instead.
+        logLevel: 'off',
+      }),
+    }))
+    return connection
+  }
   const maxTokensFor = (model: string) =>
     options.maxTokens ??
     findKnownModel(model, 'anthropic')?.maxOutputTokens ??
@@ -66,12 +75,14 @@ export function anthropic(options: AnthropicOptions): Provider {
     id,
     model: options.model,
     stream: (request, signal) =>
-      streamMessages(client, id, maxTokensFor(request.model), request, signal),
+      streamMessages(connect, id, maxTokensFor(request.model), request, signal),
   }
 }
 
+type Connection = { readonly sdk: AnthropicSdk; readonly client: Anthropic }
+
 async function* streamMessages(
-  client: Anthropic,
+  connect: () => Promise<Connection>,
   id: string,
   maxTokens: number,
   request: ModelRequest,
@@ -85,12 +96,15 @@ async function* streamMessages(
   const controller = new AbortController()
   const onAbort = () => controller.abort(signal.reason)
   signal.addEventListener('abort', onAbort, { once: true })
+  let sdk: AnthropicSdk | undefined
   try {
+    const connected = await connect()
+    sdk = connected.sdk
     const body = toMessagesRequest(request, maxTokens)
-    const events = await client.messages.create(body, { signal: controller.signal })
+    const events = await connected.client.messages.create(body, { signal: controller.signal })
     yield* readMessageStream(events, id, signal)
   } catch (error) {
-    yield messagesFailurePart(error, id, signal)
+    yield messagesFailurePart(error, id, signal, sdk)
   } finally {
     signal.removeEventListener('abort', onAbort)
     controller.abort()

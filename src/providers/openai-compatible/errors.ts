@@ -1,7 +1,6 @@
 /**
  * The `openai` SDK's errors as the final error part of a stream.
  */
-import { APIConnectionError, APIError, APIUserAbortError } from 'openai'
 import { messageOf } from '../../core/index.js'
 import {
   abortedPart,
@@ -12,12 +11,27 @@ import {
 } from '../failure.js'
 import { isNetworkError } from '../network-errors.js'
 
-/** The error part for anything the request or its stream threw. Never throws. */
-export function chatFailurePart(error: unknown, provider: string, signal: AbortSignal): ErrorPart {
-  if (signal.aborted || error instanceof APIUserAbortError) return abortedPart(provider)
-  if (error instanceof APIConnectionError || isNetworkError(error))
+/** The SDK's error classes; the SDK itself is loaded only when a request is made. */
+export type OpenAISdk = Pick<
+  typeof import('openai'),
+  'APIConnectionError' | 'APIError' | 'APIUserAbortError'
+>
+
+/**
+ * The error part for anything the request or its stream threw. `sdk` is absent when loading
+ * the SDK itself failed. Never throws.
+ */
+export function chatFailurePart(
+  error: unknown,
+  provider: string,
+  signal: AbortSignal,
+  sdk?: OpenAISdk,
+): ErrorPart {
+  if (signal.aborted || (sdk && error instanceof sdk.APIUserAbortError))
+    return abortedPart(provider)
+  if ((sdk && error instanceof sdk.APIConnectionError) || isNetworkError(error))
     return connectionFailurePart(provider, error)
-  if (error instanceof APIError) {
+  if (sdk && error instanceof sdk.APIError) {
     const body = error.error as { message?: unknown } | undefined
     const code = error.code ?? error.type
     return httpFailurePart({

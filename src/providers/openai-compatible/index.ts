@@ -2,13 +2,13 @@
  * `openaiCompatible()`: a provider for any server speaking OpenAI Chat Completions (OpenAI,
  * DeepSeek, Ollama, vLLM, llama.cpp), on the official `openai` SDK.
  */
-import OpenAI from 'openai'
-import { ConfigError, messageOf } from '../../core/index.js'
+import type OpenAI from 'openai'
+import { ConfigError } from '../../core/index.js'
 import { checkBaseURL } from '../base-url.js'
 import { abortedPart } from '../failure.js'
 import type { ModelRequest, Provider, StreamPart } from '../provider.js'
 import { type FetchFunction, withNormalizedErrorBodies } from './error-bodies.js'
-import { chatFailurePart } from './errors.js'
+import { chatFailurePart, type OpenAISdk } from './errors.js'
 import { type ChatDialect, toChatRequest } from './request.js'
 import { readChatStream } from './response.js'
 
@@ -59,25 +59,31 @@ export type OpenAICompatibleOptions = {
 export function openaiCompatible(options: OpenAICompatibleOptions): Provider {
   const id = options.id ?? 'openai'
   checkBaseURL('openaiCompatible', options.baseURL, 'http://localhost:11434/v1')
-  let client: OpenAI
-  try {
-    client = new OpenAI({
-      ...(options.apiKey === undefined ? {} : { apiKey: options.apiKey }),
-      ...(options.baseURL === undefined ? {} : { baseURL: options.baseURL }),
-      ...(options.timeoutMs === undefined ? {} : { timeout: options.timeoutMs }),
-      ...(options.headers === undefined ? {} : { defaultHeaders: options.headers }),
-      maxRetries: 0,
-      // The SDK would print unparseable events to the console; they become error parts instead.
-      logLevel: 'off',
-      fetch: withNormalizedErrorBodies(options.fetch ?? globalThis.fetch),
-    })
-  } catch (error) {
+  // The SDK is loaded on the first request, so a process that never calls this provider
+  // (a scripted run, `--version`) does not pay for loading it.
+  if (options.apiKey === undefined && !process.env.OPENAI_API_KEY) {
     throw new ConfigError(
-      `openaiCompatible (${id}): ${messageOf(error)}. Pass apiKey, or set OPENAI_API_KEY; a local server that checks no key accepts any string.`,
-      { cause: error },
+      `openaiCompatible (${id}): no API key. Pass apiKey, or set OPENAI_API_KEY; a local server that checks no key accepts any string.`,
     )
   }
-  const host = hostOf(client.baseURL)
+  const host = hostOf(options.baseURL ?? process.env.OPENAI_BASE_URL ?? 'https://api.openai.com/v1')
+  let connection: Promise<Connection> | undefined
+  const connect = () => {
+    connection ??= import('openai').then((sdk) => ({
+      sdk,
+      client: new sdk.default({
+        ...(options.apiKey === undefined ? {} : { apiKey: options.apiKey }),
+        ...(options.baseURL === undefined ? {} : { baseURL: options.baseURL }),
+        ...(options.timeoutMs === undefined ? {} : { timeout: options.timeoutMs }),
+        ...(options.headers === undefined ? {} : { defaultHeaders: options.headers }),
+        maxRetries: 0,
+        // The SDK would print unparseable events to the console; they become error parts instead.
+        logLevel: 'off',
+        fetch: withNormalizedErrorBodies(options.fetch ?? globalThis.fetch),
+      }),
+    }))
+    return connection
+  }
   const dialect: ChatDialect = {
     maxTokensField:
       options.maxTokensField ??
@@ -88,12 +94,14 @@ export function openaiCompatible(options: OpenAICompatibleOptions): Provider {
   return {
     id,
     model: options.model,
-    stream: (request, signal) => streamChat(client, id, dialect, request, signal),
+    stream: (request, signal) => streamChat(connect, id, dialect, request, signal),
   }
 }
 
+type Connection = { readonly sdk: OpenAISdk; readonly client: OpenAI }
+
 async function* streamChat(
-  client: OpenAI,
+  connect: () => Promise<Connection>,
   id: string,
   dialect: ChatDialect,
   request: ModelRequest,
@@ -107,12 +115,17 @@ async function* streamChat(
   const controller = new AbortController()
   const onAbort = () => controller.abort(signal.reason)
   signal.addEventListener('abort', onAbort, { once: true })
+  let sdk: OpenAISdk | undefined
   try {
+    const connected = await connect()
+    sdk = connected.sdk
     const body = toChatRequest(request, dialect)
-    const chunks = await client.chat.completions.create(body, { signal: controller.signal })
+    const chunks = await connected.client.chat.completions.create(body, {
+      signal: controller.signal,
+    })
     yield* readChatStream(chunks, id, signal)
   } catch (error) {
-    yield chatFailurePart(error, id, signal)
+    yield chatFailurePart(error, id, signal, sdk)
   } finally {
     signal.removeEventListener('abort', onAbort)
     controller.abort()
