@@ -13,8 +13,8 @@ export type StoredRecord =
   | {
       readonly kind: 'line'
       readonly text: string
-      /** File and line, or database and seq: where a message about this record points. */
-      readonly location: string
+      /** The line number (JSONL) or seq (SQLite, memory); `Backend.locate` makes it a location. */
+      readonly where: number
       /** Where the record ends, in the backend's own terms (a byte offset, a seq). */
       readonly position: number
     }
@@ -39,12 +39,16 @@ export type WriterStart = {
   readonly updatedAt: number
   /** Cut the log to this position first (a torn JSONL tail). */
   readonly truncateAt?: number
+  /** Where each of the existing events ends, by seq, if known (from loading the log). */
+  readonly positions?: readonly number[]
 }
 
 /** Appends batches of events to one session's log. */
 export interface BatchWriter {
   /** Appends and makes durable, in order. `lines[i]` is the stored form of `events[i]`. */
   write(events: readonly SessionEvent[], lines: readonly string[]): Promise<void>
+  /** Where the durable record of `seq` ends, if known (what `copyPrefix` takes). */
+  positionOf(seq: number): number | undefined
   /** Finishes metadata and releases resources (not the lease). */
   close(): Promise<void>
 }
@@ -56,6 +60,8 @@ export interface Backend {
   readonly blobs: BlobStore | undefined
   /** Human-readable place of a session's log, for messages. */
   describe(id: string): string
+  /** Where a record is (file and line, or database and seq), from its `where`. */
+  locate(id: string, where: number): string
   exists(id: string): Promise<boolean>
   /** Every session id, for scans. */
   ids(): Promise<string[]>
@@ -66,10 +72,14 @@ export interface Backend {
   /** The stored header. Throws `SESSION_NOT_FOUND`. */
   readHeader(id: string): Promise<StoredHeader>
   /**
-   * The stored events in order, in batches, without a lease. Stops early once `throughSeq` is
-   * reached (when given). Yields to the event loop between batches.
+   * The stored events in order, in batches, without a lease: from `fromSeq` (default 0) through
+   * `throughSeq` (default the end). Yields to the event loop between batches. SQLite and memory
+   * seek to `fromSeq`; JSONL reads past the lines before it.
    */
-  records(id: string, options?: { readonly throughSeq?: number }): AsyncIterable<StoredRecord[]>
+  records(
+    id: string,
+    options?: { readonly fromSeq?: number; readonly throughSeq?: number },
+  ): AsyncIterable<StoredRecord[]>
   /** Opens the log for appending; the caller holds the lease. */
   openWriter(id: string, start: WriterStart): Promise<BatchWriter>
   /**

@@ -6,6 +6,7 @@
 import type { JsonValue, SessionEvent } from '../core/index.js'
 import { LogCorruptError } from '../core/index.js'
 import type { BlobStore } from './blob-store.js'
+import { RecordProblem } from './record-problem.js'
 import { type BlobReference, describeIssue, storedEnvelope } from './schema.js'
 
 /** No stored line or row is larger than this (B13). */
@@ -101,19 +102,19 @@ export type DecodedLine = {
   readonly blobs?: readonly BlobReference[]
 }
 
-/** Parses one stored line. Throws `LogCorruptError` at `location` if it is not a valid envelope. */
-export function decodeLine(text: string, location: string, hint: string): DecodedLine {
+/**
+ * Parses one stored line. Throws `RecordProblem` if it is not a valid envelope; the caller
+ * adds where the line is (computing locations only on failure keeps loading cheap).
+ */
+export function decodeLine(text: string): DecodedLine {
   let value: unknown
   try {
     value = JSON.parse(text)
   } catch (error) {
-    throw new LogCorruptError(location, `not valid JSON (${(error as Error).message}); ${hint}`, {
-      cause: error,
-    })
+    throw new RecordProblem('LOG_CORRUPT', `not valid JSON (${(error as Error).message})`)
   }
   const result = storedEnvelope.safeParse(value)
-  if (!result.success)
-    throw new LogCorruptError(location, `${describeIssue(result.error, 'event')}; ${hint}`)
+  if (!result.success) throw new RecordProblem('LOG_CORRUPT', describeIssue(result.error, 'event'))
   // The parsed object itself is kept (not zod's copy) so the event is exactly what was stored.
   return value as DecodedLine
 }

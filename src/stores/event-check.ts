@@ -6,12 +6,14 @@ import {
   createLogChecker,
   FORMAT_VERSION,
   isEventType,
+  type LogChecker,
   LogCorruptError,
   RudderError,
   type SessionEvent,
   type SessionHeader,
 } from '../core/index.js'
 import type { DecodedLine } from './codec.js'
+import { RecordProblem } from './record-problem.js'
 import { describeIssue, EVENT_DATA, headerSchema } from './schema.js'
 
 /** The hint every refusal of a damaged log carries. */
@@ -60,43 +62,60 @@ export function parseHeader(
 
 /** Checks decoded events in order; `accept` throws at the first one that is not valid. */
 export interface EventCheck {
-  /** Returns the line as a valid event, or throws naming `location`. */
-  accept(line: DecodedLine, location: string): SessionEvent
-  /** The turn open after the events accepted so far. */
-  readonly openTurn: number | undefined
+  /** Returns the line as a valid event, or throws a `RecordProblem`. */
+  accept(line: DecodedLine): SessionEvent
+  /** The invariant checker, advanced over every event accepted so far. */
+  readonly checker: LogChecker
 }
 
-export function createEventCheck(hint: string): EventCheck {
+export function createEventCheck(): EventCheck {
   const checker = createLogChecker({ allowOpenTurn: true })
   return {
-    accept(line, location) {
+    checker,
+    accept(line) {
       if (!isEventType(line.type)) {
         if (line.ignorable !== true)
-          throw new RudderError(
+          throw new RecordProblem(
             'UNKNOWN_EVENT_TYPE',
-            `${location}: event type ${JSON.stringify(line.type)} is unknown to this rudder and not marked ignorable; it was written by a newer rudder or a plugin, so upgrade rudder (or load the plugin) to open this session`,
+            `event type ${JSON.stringify(line.type)} is unknown to this rudder and not marked ignorable; it was written by a newer rudder or a plugin, so upgrade rudder (or load the plugin) to open this session`,
           )
       } else {
         const result = EVENT_DATA[line.type].safeParse(line.data)
         if (!result.success)
-          throw new LogCorruptError(
-            location,
-            `${describeIssue(result.error, `${line.type} data`)}; ${hint}`,
-          )
+          throw new RecordProblem('LOG_CORRUPT', describeIssue(result.error, `${line.type} data`))
       }
       const event = line as SessionEvent
       const problems = checker.record(event)
       if (problems.length > 0)
-        throw new LogCorruptError(
-          location,
-          `${problems.map((problem) => `${problem.message} [${problem.rule}]`).join('; ')}; ${hint}`,
+        throw new RecordProblem(
+          'LOG_CORRUPT',
+          problems.map((problem) => `${problem.message} [${problem.rule}]`).join('; '),
         )
       return event
     },
-    get openTurn() {
-      return checker.openTurn
-    },
   }
+}
+
+/** Turns a `RecordProblem` into the error callers see, located and with the hint. */
+export function locate(error: unknown, location: string, hint: string): unknown {
+  if (!(error instanceof RecordProblem)) return error
+  return error.code === 'LOG_CORRUPT'
+    ? new LogCorruptError(location, `${error.message}; ${hint}`)
+    : new RudderError('UNKNOWN_EVENT_TYPE', `${location}: ${error.message}`)
+}
+
+/**
+ * Checks an event about to be appended against the invariants (SPEC §3.3), then takes it in.
+ * Throws `INVARIANT_VIOLATION` as the live session's own checking would.
+ */
+export function checkInvariantsForWrite(checker: LogChecker, event: SessionEvent): void {
+  const problems = checker.check(event)
+  if (problems.length > 0)
+    throw new RudderError(
+      'INVARIANT_VIOLATION',
+      `cannot append "${event.type}": ${problems.map((problem) => `${problem.message} [${problem.rule}]`).join('; ')}`,
+    )
+  checker.record(event)
 }
 
 /**

@@ -5,7 +5,7 @@
 import { RudderError, type SessionEvent, type SessionHeader } from '../core/index.js'
 import type { BlobStore } from './blob-store.js'
 import { decodeLine, resolveBlobs } from './codec.js'
-import { createEventCheck, parseHeader } from './event-check.js'
+import { createEventCheck, locate, parseHeader } from './event-check.js'
 import type { JsonlSource } from './store.js'
 
 async function* linesOf(source: JsonlSource): AsyncGenerator<string> {
@@ -33,7 +33,7 @@ export async function readJsonl(
   blobs: BlobStore | undefined,
 ): Promise<{ header: SessionHeader; events: SessionEvent[] }> {
   const hint = 'fix or re-export the file'
-  const check = createEventCheck(hint)
+  const check = createEventCheck()
   let header: SessionHeader | undefined
   const events: SessionEvent[] = []
   let number = 0
@@ -45,9 +45,13 @@ export async function readJsonl(
       header = parseHeader(text, location, undefined)
       continue
     }
-    const line = decodeLine(text, location, hint)
-    if (line.blobs) await resolveBlobs(line, blobs, location, hint)
-    events.push(check.accept(line, location))
+    try {
+      const line = decodeLine(text)
+      if (line.blobs) await resolveBlobs(line, blobs, location, hint)
+      events.push(check.accept(line))
+    } catch (error) {
+      throw locate(error, location, hint)
+    }
   }
   if (!header)
     throw new RudderError(

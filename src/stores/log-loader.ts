@@ -3,10 +3,16 @@
  * (envelope, type, data, invariants), so the events handed to a live session are exactly what
  * was appended and form a valid log (an open last turn allowed).
  */
-import { RudderError, type SessionEvent, type SessionHeader } from '../core/index.js'
+import {
+  deepFreeze,
+  type LogChecker,
+  RudderError,
+  type SessionEvent,
+  type SessionHeader,
+} from '../core/index.js'
 import type { Backend } from './backend.js'
 import { decodeLine, resolveBlobs } from './codec.js'
-import { createEventCheck, parseHeader, repairHint } from './event-check.js'
+import { createEventCheck, locate, parseHeader, repairHint } from './event-check.js'
 
 export type LoadedEvents = {
   readonly events: SessionEvent[]
@@ -18,6 +24,8 @@ export type LoadedEvents = {
     readonly position: number
   }
   readonly openTurn: number | undefined
+  /** The invariant checker, advanced over `events` (a live session keeps using it). */
+  readonly checker: LogChecker
   /** Salvage only: the first problem, where loading stopped. */
   readonly problem?: { readonly location: string; readonly message: string }
 }
@@ -45,7 +53,7 @@ export async function loadEvents(
   options: LoadOptions = {},
 ): Promise<LoadedEvents> {
   const hint = repairHint(id)
-  const check = createEventCheck(hint)
+  const check = createEventCheck()
   const events: SessionEvent[] = []
   const positions: number[] = []
   let tornTail: LoadedEvents['tornTail']
@@ -53,7 +61,8 @@ export async function loadEvents(
   const result = () => ({
     events,
     positions,
-    openTurn: check.openTurn,
+    openTurn: check.checker.openTurn,
+    checker: check.checker,
     ...(tornTail ? { tornTail } : {}),
   })
   for await (const batch of backend.records(
@@ -66,16 +75,18 @@ export async function loadEvents(
         continue
       }
       try {
-        const line = decodeLine(record.text, record.location, hint)
-        if (line.blobs) await resolveBlobs(line, backend.blobs, record.location, hint)
-        events.push(check.accept(line, record.location))
+        const line = decodeLine(record.text)
+        if (line.blobs)
+          await resolveBlobs(line, backend.blobs, backend.locate(id, record.where), hint)
+        // Frozen here, in batches between event-loop turns, so opening the live session over
+        // these events finds them frozen already and does no deep walk of its own.
+        events.push(deepFreeze(check.accept(line)))
         positions.push(record.position)
-      } catch (error) {
+      } catch (caught) {
+        const location = backend.locate(id, record.where)
+        const error = locate(caught, location, hint)
         if (!options.salvage || !isLogProblem(error)) throw error
-        return {
-          ...result(),
-          problem: { location: record.location, message: (error as Error).message },
-        }
+        return { ...result(), problem: { location, message: (error as Error).message } }
       }
       if (events.length > throughSeq) return result()
     }

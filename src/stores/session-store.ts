@@ -5,7 +5,9 @@
  */
 import { randomUUID } from 'node:crypto'
 import {
+  createLogChecker,
   FORMAT_VERSION,
+  type LogChecker,
   openLiveSession,
   RudderError,
   type SessionEvent,
@@ -14,7 +16,7 @@ import {
 import type { Backend, BatchWriter } from './backend.js'
 import { encodeEvents, envelopeLine } from './codec.js'
 import { defaultCut, openTurnStart, planCrashRepair } from './crash-repair.js'
-import { checkForWrite } from './event-check.js'
+import { checkForWrite, checkInvariantsForWrite } from './event-check.js'
 import { readJsonl } from './jsonl-import.js'
 import type { Lease } from './lease.js'
 import { DEFAULT_LIST_LIMIT } from './listing.js'
@@ -39,7 +41,8 @@ export function createSessionStore(backend: Backend, options: StoreOptions = {})
   const windowMs = options.flushWindowMs ?? 200
   const checkInvariants = options.checkInvariants ?? true
   const counters = options.counters
-  const live = new Set<StoredSession>()
+  /** Sessions open for writing from this store, by id, with their writers (for fork). */
+  const live = new Map<string, { session: StoredSession; writer: BatchWriter }>()
   let closing: Promise<void> | undefined
 
   function ensureOpen(): void {
@@ -66,7 +69,11 @@ export function createSessionStore(backend: Backend, options: StoreOptions = {})
     events: SessionEvent[]
     lease: Lease
     truncateAt?: number
+    /** Where each of `events` ends in the backend, when the loader knows. */
+    positions?: readonly number[]
     repairs?: Repair[]
+    /** An invariant checker already advanced over `events` (else one is built). */
+    checker?: LogChecker
     /** Events not yet in the log, written first (salvage copies its prefix this way). */
     unwritten?: boolean
   }): Promise<StoredSession> {
@@ -79,6 +86,7 @@ export function createSessionStore(backend: Backend, options: StoreOptions = {})
         eventCount: input.unwritten ? 0 : events.length,
         updatedAt: last?.time ?? header.createdAt,
         ...(input.truncateAt === undefined ? {} : { truncateAt: input.truncateAt }),
+        ...(input.positions === undefined ? {} : { positions: input.positions }),
       })
       if (input.unwritten) await writeDurably(writer, events)
     } catch (error) {
@@ -90,9 +98,19 @@ export function createSessionStore(backend: Backend, options: StoreOptions = {})
     }
     const opened = writer
     let self: StoredSession | undefined
+    // The store checks appends itself, with the checker that validated the loaded log, so a
+    // log is walked by one checker, not two (the live session's own checking stays off).
+    const checker = checkInvariants ? (input.checker ?? checkerOver(events)) : undefined
     const sink = createWriteBehindSink({
       writeBatch: (batch) => writeDurably(opened, batch),
-      ...(checkInvariants ? { check: checkForWrite } : {}),
+      ...(checker
+        ? {
+            check: (event: SessionEvent) => {
+              checkForWrite(event)
+              checkInvariantsForWrite(checker, event)
+            },
+          }
+        : {}),
       windowMs,
       describe: () => `session ${header.id} (${backend.describe(header.id)})`,
       async release() {
@@ -100,15 +118,15 @@ export function createSessionStore(backend: Backend, options: StoreOptions = {})
           await opened.close()
         } finally {
           await lease.release()
-          if (self) live.delete(self)
+          if (self && live.get(header.id)?.session === self) live.delete(header.id)
         }
       },
     })
-    const session = openLiveSession({ header, events, sink, checkInvariants, now }) as StoredSession
+    const session = openLiveSession({ header, events, sink, now }) as StoredSession
     self = session
     const repairs: Repair[] = input.repairs ?? []
     Object.assign(session, { repairs })
-    live.add(session)
+    live.set(header.id, { session, writer: opened })
     try {
       const plan = planCrashRepair(session.events)
       if (plan) {
@@ -130,6 +148,67 @@ export function createSessionStore(backend: Backend, options: StoreOptions = {})
       throw error
     }
     return session
+  }
+
+  /** The fork cut: the default, or an explicit `atSeq` checked against SPEC §9.4. */
+  function cutOf(id: string, events: readonly SessionEvent[], atSeq: number | undefined): number {
+    if (atSeq === undefined) return defaultCut(events)
+    if (atSeq >= events.length)
+      throw new RudderError(
+        'INVALID_INPUT',
+        `cannot fork session ${id} at seq ${atSeq}: its last durable seq is ${events.length - 1}`,
+      )
+    const start = openTurnStart(events, atSeq)
+    if (start !== undefined)
+      throw new RudderError(
+        'OPEN_TURN',
+        `cannot fork session ${id} at seq ${atSeq}: it is inside turn ${(events[start]!.data as { turn: number }).turn} (open from seq ${start}); fork at seq ${start - 1} (before the turn) or at the seq of a later turn/end`,
+      )
+    return atSeq
+  }
+
+  function childHeader(source: SessionHeader, cut: number): SessionHeader {
+    return {
+      id: randomUUID(),
+      formatVersion: FORMAT_VERSION,
+      createdAt: now(),
+      ...(source.cwd === undefined ? {} : { cwd: source.cwd }),
+      ...(source.title === undefined ? {} : { title: source.title }),
+      parent: { sessionId: source.id, seq: cut },
+    }
+  }
+
+  /**
+   * Forks a session this store has open: its events are in memory and already checked, so
+   * only the kept bytes are copied (B11). Events appended after the flush below are not
+   * durable yet and take no part in the cut.
+   */
+  async function forkLive(
+    open: { session: StoredSession; writer: BatchWriter },
+    source: SessionHeader,
+    atSeq: number | undefined,
+  ): Promise<StoredSession> {
+    const durable = open.session.events.length
+    await open.session.flush()
+    const events = open.session.events.slice(0, durable)
+    const cut = cutOf(source.id, events, atSeq)
+    const position = cut < 0 ? undefined : open.writer.positionOf(cut)
+    if (cut >= 0 && position === undefined) {
+      // The writer does not know where the cut is on disk (a session opened as a fork): read.
+      const loaded = await loadEvents(backend, source.id, { throughSeq: cut })
+      const header = childHeader(source, cut)
+      const lease = await backend.copyPrefix(source.id, header, cut, loaded.positions[cut])
+      return startSession({ header, events: loaded.events, lease, checker: loaded.checker })
+    }
+    const header = childHeader(source, cut)
+    const lease = await backend.copyPrefix(source.id, header, cut, position)
+    return startSession({ header, events: events.slice(0, cut + 1), lease })
+  }
+
+  function checkerOver(events: readonly SessionEvent[]): LogChecker {
+    const checker = createLogChecker({ allowOpenTurn: true })
+    for (const event of events) checker.record(event)
+    return checker
   }
 
   const store: SessionStore = {
@@ -173,6 +252,8 @@ export function createSessionStore(backend: Backend, options: StoreOptions = {})
         events: loaded.events,
         lease,
         repairs,
+        checker: loaded.checker,
+        positions: loaded.positions,
         ...(loaded.tornTail ? { truncateAt: loaded.tornTail.position } : {}),
       })
     },
@@ -202,33 +283,19 @@ export function createSessionStore(backend: Backend, options: StoreOptions = {})
           `fork atSeq must be a seq (an integer ≥ 0), got ${JSON.stringify(atSeq)}`,
         )
       const source = await loadHeader(backend, id)
+      const open = live.get(id)
+      if (open) return forkLive(open, source, atSeq)
       const loaded = await loadEvents(backend, id, atSeq === undefined ? {} : { throughSeq: atSeq })
-      let cut: number
-      if (atSeq === undefined) cut = defaultCut(loaded.events)
-      else {
-        if (atSeq >= loaded.events.length)
-          throw new RudderError(
-            'INVALID_INPUT',
-            `cannot fork session ${id} at seq ${atSeq}: its last durable seq is ${loaded.events.length - 1}`,
-          )
-        const start = openTurnStart(loaded.events, atSeq)
-        if (start !== undefined)
-          throw new RudderError(
-            'OPEN_TURN',
-            `cannot fork session ${id} at seq ${atSeq}: it is inside turn ${(loaded.events[start]!.data as { turn: number }).turn} (open from seq ${start}); fork at seq ${start - 1} (before the turn) or at the seq of a later turn/end`,
-          )
-        cut = atSeq
-      }
-      const header: SessionHeader = {
-        id: randomUUID(),
-        formatVersion: FORMAT_VERSION,
-        createdAt: now(),
-        ...(source.cwd === undefined ? {} : { cwd: source.cwd }),
-        ...(source.title === undefined ? {} : { title: source.title }),
-        parent: { sessionId: id, seq: cut },
-      }
+      const cut = cutOf(id, loaded.events, atSeq)
+      const header = childHeader(source, cut)
       const lease = await backend.copyPrefix(id, header, cut, loaded.positions[cut])
-      return startSession({ header, events: loaded.events.slice(0, cut + 1), lease })
+      // Read through an explicit cut exactly, the loader's checker stands at the cut.
+      return startSession({
+        header,
+        events: loaded.events.slice(0, cut + 1),
+        lease,
+        ...(atSeq === undefined ? {} : { checker: loaded.checker }),
+      })
     },
 
     async list(listOptions = {}) {
@@ -325,7 +392,8 @@ export function createSessionStore(backend: Backend, options: StoreOptions = {})
     close() {
       closing ??= (async () => {
         const errors: unknown[] = []
-        for (const session of [...live]) await session.close().catch((error) => errors.push(error))
+        for (const { session } of [...live.values()])
+          await session.close().catch((error) => errors.push(error))
         await backend.close()
         if (errors.length > 0) throw errors[0]
       })()

@@ -273,7 +273,10 @@ describe.each(STORE_KINDS)('the %s store', (kind) => {
     })
   })
 
-  describe('fork (scenario 26)', () => {
+  describe.each([
+    ['open here', false],
+    ['closed', true],
+  ])('fork of a source %s (scenario 26)', (_, closeSource) => {
     async function sourceWithOpenTurn(store: SessionStore): Promise<StoredSession> {
       const session = await store.create({ cwd: '/w', title: 'source' })
       appendAll(session, [
@@ -283,14 +286,15 @@ describe.each(STORE_KINDS)('the %s store', (kind) => {
         user('b'),
         stepStart(2, 1),
       ])
-      await session.flush()
+      // Closing mid-turn leaves the turn open on disk, as a crash or a running writer would.
+      if (closeSource) await session.close()
+      else await session.flush()
       return session
     }
 
     it('cuts before an open turn by default, keeping between-turn messages, and continues turns', async () => {
       const { store } = await setup()
       const source = await sourceWithOpenTurn(store)
-      // The source's writer is still open: forking only reads.
       const child = await store.fork(source.header.id)
       expect(child.header).toMatchObject({
         cwd: '/w',
@@ -303,7 +307,9 @@ describe.each(STORE_KINDS)('the %s store', (kind) => {
       expect(child.repairs).toEqual([])
       appendAll(child, closedTurn(2, 'in the child'))
       await child.close()
-      expect(checkLog((await store.read(child.header.id)).events)).toEqual([])
+      const reread = await store.read(child.header.id)
+      expect(reread.events.slice(0, 13)).toEqual(source.events.slice(0, 13))
+      expect(checkLog(reread.events)).toEqual([])
     })
 
     it('refuses an explicit cut inside an open or later-closed turn with OPEN_TURN', async () => {
@@ -332,10 +338,35 @@ describe.each(STORE_KINDS)('the %s store', (kind) => {
       const { store } = await setup()
       const source = await store.create()
       appendAll(source, [turnStart(1), user('p')])
-      await source.flush()
+      if (closeSource) await source.close()
+      else await source.flush()
       const child = await store.fork(source.header.id)
       expect(child.events).toEqual([])
       expect(child.header.parent).toEqual({ sessionId: source.header.id, seq: -1 })
+    })
+
+    it('forks a reopened session at seqs from before and after the reopen', async () => {
+      const { store } = await setup()
+      const first = await store.create()
+      appendAll(first, closedTurn(1, 'before'))
+      await first.close()
+      const source = await store.open(first.header.id)
+      appendAll(source, closedTurn(2, 'after'))
+      if (closeSource) await source.close()
+      else await source.flush()
+      for (const atSeq of [11, 23]) {
+        const child = await store.fork(source.header.id, { atSeq })
+        expect((await store.read(child.header.id)).events).toEqual(
+          source.events.slice(0, atSeq + 1),
+        )
+        // The child is open here but was written by a copy, so where its events sit on disk is
+        // not known in memory: forking it reads them.
+        const grandchild = await store.fork(child.header.id, { atSeq: 11 })
+        expect(grandchild.events).toEqual(source.events.slice(0, 12))
+        expect((await store.read(grandchild.header.id)).events).toEqual(source.events.slice(0, 12))
+        await child.close()
+        await grandchild.close()
+      }
     })
   })
 

@@ -107,6 +107,7 @@ export async function createJsonlBackend(
     url,
     blobs: createBlobStore(join(root, 'blobs'), counters),
     describe: (id) => logOf(id),
+    locate: (id, line) => `${logOf(id)}:${line}`,
     exists,
     ids,
     create: (header) => createWith(header, async () => 0, 0, header.createdAt),
@@ -130,16 +131,17 @@ export async function createJsonlBackend(
     async *records(id, options = {}) {
       await mustExist(id)
       const path = logOf(id)
+      const firstLine = (options.fromSeq ?? 0) + 2
       const throughLine =
         options.throughSeq === undefined ? Number.POSITIVE_INFINITY : options.throughSeq + 2
       for await (const batch of readLines(path)) {
         const records: StoredRecord[] = []
         for (const line of batch.lines) {
-          if (line.number === 1) continue
+          if (line.number < firstLine) continue
           records.push({
             kind: 'line',
             text: line.text,
-            location: `${path}:${line.number}`,
+            where: line.number,
             position: line.end,
           })
           if (line.number >= throughLine) {
@@ -173,15 +175,10 @@ export async function createJsonlBackend(
       )
     },
     async list(options) {
-      const all = await ids()
       const rows: SessionListing[] = []
-      // Bounded parallelism: enough to hide latency, not enough to exhaust file handles.
-      for (let index = 0; index < all.length; index += 64) {
-        const metas = await Promise.all(
-          all.slice(index, index + 64).map((id) => readMeta(metaOf(id))),
-        )
-        for (const meta of metas)
-          if (meta) rows.push(listingOf(meta.header, meta.eventCount, meta.updatedAt))
+      for (const id of await ids()) {
+        const meta = readMeta(metaOf(id))
+        if (meta) rows.push(listingOf(meta.header, meta.eventCount, meta.updatedAt))
       }
       return page(rows, options)
     },

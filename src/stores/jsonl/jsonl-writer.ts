@@ -1,7 +1,7 @@
 /**
  * Appends batches to a JSONL log: one `write` of the whole batch on an `O_APPEND` handle, then
- * one `fdatasync`. Metadata for `list` is refreshed (without a sync) at a `turn/end`, at most
- * once a second otherwise, and on close, so a durability point costs one sync, not two.
+ * one `fdatasync`. Metadata for `list` is refreshed (without a sync) at most once a second,
+ * trailing the last write, and on close, so a durability point costs one sync and nothing more.
  */
 import { open } from 'node:fs/promises'
 import type { BatchWriter, WriterStart } from '../backend.js'
@@ -29,45 +29,77 @@ export async function openJsonlWriter(options: {
     }
   }
   const handle = await open(logPath, 'a')
+  // Byte offsets where each event's line ends, so a fork can copy a prefix without reading it.
+  let offset = (await handle.stat()).size
+  const firstSeq = start.positions ? 0 : start.eventCount
+  const positions: number[] = start.positions ? [...start.positions] : []
   let eventCount = start.eventCount
   let updatedAt = start.updatedAt
   let metaWrittenAt = 0
   let isMetaStale = true
 
-  async function refreshMeta(): Promise<void> {
-    await writeMeta(metaPath, { header: start.header, eventCount, updatedAt })
-    metaWrittenAt = Date.now()
-    isMetaStale = false
+  let metaTimer: ReturnType<typeof setTimeout> | undefined
+  /** Refreshes metadata at most once a second, trailing, so a durability point costs one sync. */
+  function scheduleMeta(): void {
+    isMetaStale = true
+    if (metaTimer !== undefined) return
+    const wait = Math.max(0, META_INTERVAL_MS - (Date.now() - metaWrittenAt))
+    metaTimer = setTimeout(() => {
+      metaTimer = undefined
+      refreshMeta().catch(() => {
+        // Stale metadata only makes `list` lag; the next write or close tries again.
+        isMetaStale = true
+      })
+    }, wait)
+    // Metadata is a cache: it must not keep the process alive.
+    metaTimer.unref()
+  }
+
+  // Metadata writes run one after another, each with the values current when it starts, so a
+  // slow earlier write can never land after (and undo) a later one.
+  let metaChain: Promise<void> = Promise.resolve()
+  function refreshMeta(): Promise<void> {
+    const run = async () => {
+      isMetaStale = false
+      await writeMeta(metaPath, { header: start.header, eventCount, updatedAt })
+      metaWrittenAt = Date.now()
+    }
+    const next = metaChain.then(run, run)
+    metaChain = next.catch(() => {
+      // Reported to this write's caller below; the chain itself must keep going.
+    })
+    return next
   }
   await refreshMeta()
 
   return {
     async write(events, lines) {
       const buffer = Buffer.from(`${lines.join('\n')}\n`, 'utf8')
-      let offset = 0
-      while (offset < buffer.length) {
-        const { bytesWritten } = await handle.write(buffer, offset, buffer.length - offset)
-        offset += bytesWritten
+      let written = 0
+      while (written < buffer.length) {
+        const { bytesWritten } = await handle.write(buffer, written, buffer.length - written)
+        written += bytesWritten
       }
       await handle.datasync()
       if (counters) {
         counters.syncs++
         counters.bytesWritten += buffer.length
       }
+      for (const line of lines) {
+        offset += Buffer.byteLength(line, 'utf8') + 1
+        positions.push(offset)
+      }
       const last = events.at(-1)
       if (last) {
         eventCount = last.seq + 1
         updatedAt = last.time
-        isMetaStale = true
+        scheduleMeta()
       }
-      // At a turn's end a listing should be exact; otherwise once a second is enough.
-      const endsTurn = events.some((event) => event.type === 'turn/end')
-      if (endsTurn || Date.now() - metaWrittenAt >= META_INTERVAL_MS)
-        await refreshMeta().catch(() => {
-          // The batch is durable; stale metadata only makes `list` lag. Retried next time.
-        })
     },
+    positionOf: (seq) => (seq >= firstSeq ? positions[seq - firstSeq] : undefined),
     async close() {
+      if (metaTimer !== undefined) clearTimeout(metaTimer)
+      metaTimer = undefined
       try {
         if (isMetaStale) await refreshMeta()
       } finally {

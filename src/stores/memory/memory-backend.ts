@@ -51,6 +51,7 @@ export function createMemoryBackend(): Backend {
     url,
     blobs: undefined,
     describe: (id) => `memory:${id}`,
+    locate: (id, seq) => `memory:${id} seq ${seq}`,
     exists: async (id) => sessions.has(id),
     ids: async () => [...sessions.keys()],
     create: async (header) => add(header, [], header.createdAt),
@@ -60,11 +61,11 @@ export function createMemoryBackend(): Backend {
       const lines = get(id).lines
       const end = Math.min(lines.length, (options.throughSeq ?? lines.length) + 1)
       const batch: StoredRecord[] = []
-      for (let seq = 0; seq < end; seq++)
+      for (let seq = options.fromSeq ?? 0; seq < end; seq++)
         batch.push({
           kind: 'line',
           text: lines[seq]!,
-          location: `memory:${id} seq ${seq}`,
+          where: seq,
           position: seq,
         })
       yield batch
@@ -76,6 +77,8 @@ export function createMemoryBackend(): Backend {
           session.lines.push(...lines)
           session.updatedAt = events.at(-1)?.time ?? session.updatedAt
         },
+        // Rows and lines are keyed by seq: a prefix needs no byte position.
+        positionOf: (seq) => seq,
         async close() {},
       }
     },

@@ -20,7 +20,8 @@ import { searchableText } from '../search-text.js'
 import type { SearchHit, SessionListing, StoreCounters } from '../store.js'
 import { prepareDatabase } from './sqlite-schema.js'
 
-const PAGE_ROWS = 2000
+/** Rows per read, between event-loop turns (about 1 MiB of typical events). */
+const PAGE_ROWS = 1000
 
 type ListRow = { header: string; event_count: number; updated_at: number }
 
@@ -137,6 +138,7 @@ export function createSqliteBackend(path: string, counters: StoreCounters | unde
     url,
     blobs: createBlobStore(`${path}.blobs`, counters),
     describe,
+    locate: (id, seq) => `${describe(id)} seq ${seq}`,
     exists: async (id) => statements.exists.get(id) !== undefined,
     ids: async () => statements.ids.all().map((row) => row.id),
     create: async (header) =>
@@ -157,14 +159,14 @@ export function createSqliteBackend(path: string, counters: StoreCounters | unde
     async *records(id, options = {}) {
       mustExist(id)
       const last = options.throughSeq ?? Number.MAX_SAFE_INTEGER
-      let next = 0
+      let next = options.fromSeq ?? 0
       for (;;) {
         const rows = statements.page.all(id, next, last, PAGE_ROWS)
         if (rows.length === 0) return
         const records: StoredRecord[] = rows.map((row) => ({
           kind: 'line',
           text: row.line,
-          location: `${describe(id)} seq ${row.seq}`,
+          where: row.seq,
           position: row.seq,
         }))
         yield records
@@ -195,6 +197,8 @@ export function createSqliteBackend(path: string, counters: StoreCounters | unde
           })
           if (counters) counters.bytesWritten += bytes
         },
+        // Rows and lines are keyed by seq: a prefix needs no byte position.
+        positionOf: (seq) => seq,
         async close() {},
       }
     },
