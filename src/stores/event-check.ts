@@ -8,6 +8,7 @@ import {
   isEventType,
   type LogChecker,
   LogCorruptError,
+  type LogProblem,
   RudderError,
   type SessionEvent,
   type SessionHeader,
@@ -104,18 +105,15 @@ export function locate(error: unknown, location: string, hint: string): unknown 
     : new RudderError('UNKNOWN_EVENT_TYPE', `${location}: ${error.message}`)
 }
 
-/**
- * Checks an event about to be appended against the invariants (SPEC §3.3), then takes it in.
- * Throws `INVARIANT_VIOLATION` as the live session's own checking would.
- */
-export function checkInvariantsForWrite(checker: LogChecker, event: SessionEvent): void {
-  const problems = checker.check(event)
-  if (problems.length > 0)
-    throw new RudderError(
-      'INVARIANT_VIOLATION',
-      `cannot append "${event.type}": ${problems.map((problem) => `${problem.message} [${problem.rule}]`).join('; ')}`,
-    )
-  checker.record(event)
+/** The error an append that breaks an invariant (SPEC §3.3) gets, as the live session words it. */
+export function invariantViolation(
+  event: SessionEvent,
+  problems: readonly LogProblem[],
+): RudderError {
+  return new RudderError(
+    'INVARIANT_VIOLATION',
+    `cannot append "${event.type}": ${problems.map((problem) => `${problem.message} [${problem.rule}]`).join('; ')}`,
+  )
 }
 
 /**

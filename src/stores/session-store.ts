@@ -16,7 +16,7 @@ import {
 import type { Backend, BatchWriter } from './backend.js'
 import { encodeEvents, envelopeLine } from './codec.js'
 import { defaultCut, openTurnStart, planCrashRepair } from './crash-repair.js'
-import { checkForWrite, checkInvariantsForWrite } from './event-check.js'
+import { checkForWrite, invariantViolation } from './event-check.js'
 import { readJsonl } from './jsonl-import.js'
 import type { Lease } from './lease.js'
 import { DEFAULT_LIST_LIMIT } from './listing.js'
@@ -100,14 +100,21 @@ export function createSessionStore(backend: Backend, options: StoreOptions = {})
     let self: StoredSession | undefined
     // The store checks appends itself, with the checker that validated the loaded log, so a
     // log is walked by one checker, not two (the live session's own checking stays off).
-    const checker = checkInvariants ? (input.checker ?? checkerOver(events)) : undefined
+    let checker = checkInvariants ? (input.checker ?? checkerOver(events)) : undefined
     const sink = createWriteBehindSink({
       writeBatch: (batch) => writeDurably(opened, batch),
-      ...(checker
+      ...(checkInvariants
         ? {
             check: (event: SessionEvent) => {
               checkForWrite(event)
-              checkInvariantsForWrite(checker, event)
+              // One `record` per append (not `check` then `record`): it is the costly part of
+              // an append. A refused event has been taken in, so the checker is rebuilt from
+              // the log as it stands; refusals are bugs, so that path may be slow.
+              const problems = checker!.record(event)
+              if (problems.length > 0) {
+                checker = checkerOver(self?.events ?? events)
+                throw invariantViolation(event, problems)
+              }
             },
           }
         : {}),

@@ -16,7 +16,7 @@ import { checkSessionId } from '../session-id.js'
 import type { SessionListing, StoreCounters } from '../store.js'
 import { openJsonlWriter } from './jsonl-writer.js'
 import { acquireLeaseFile } from './lease-file.js'
-import { readFirstLine, readLines } from './line-reader.js'
+import { type Line, readFirstLine, readLines } from './line-reader.js'
 import { readMeta, writeMeta } from './meta-file.js'
 
 const LOG = 'events.jsonl'
@@ -135,27 +135,25 @@ export async function createJsonlBackend(
       const throughLine =
         options.throughSeq === undefined ? Number.POSITIVE_INFINITY : options.throughSeq + 2
       for await (const batch of readLines(path)) {
-        const records: StoredRecord[] = []
-        for (const line of batch.lines) {
-          if (line.number < firstLine) continue
-          records.push({
-            kind: 'line',
-            text: line.text,
-            where: line.number,
-            position: line.end,
-          })
-          if (line.number >= throughLine) {
-            yield records
-            return
-          }
+        let records: StoredRecord[] = batch.lines as Line[]
+        const first = records[0]
+        const last = records.at(-1)
+        if (first && first.kind === 'line' && first.where < firstLine)
+          records = records.filter((record) => record.kind === 'line' && record.where >= firstLine)
+        if (last && last.kind === 'line' && last.where >= throughLine) {
+          yield records.filter((record) => record.kind === 'line' && record.where <= throughLine)
+          return
         }
         if (batch.torn && batch.torn.number > 1)
-          records.push({
-            kind: 'torn',
-            location: `${path}:${batch.torn.number}`,
-            bytes: batch.torn.bytes,
-            position: batch.torn.start,
-          })
+          records = [
+            ...records,
+            {
+              kind: 'torn',
+              location: `${path}:${batch.torn.number}`,
+              bytes: batch.torn.bytes,
+              position: batch.torn.start,
+            },
+          ]
         if (records.length > 0) yield records
       }
     },

@@ -5,15 +5,17 @@
  */
 import { open } from 'node:fs/promises'
 
-/** One complete line: its text (without `\n`) and where it sits in the file. */
+/**
+ * One complete line: its text (without `\n`), its number and where it ends in the file. Shaped
+ * as a stored record (backend.ts) so the JSONL backend hands lines on without copying them.
+ */
 export type Line = {
+  readonly kind: 'line'
   readonly text: string
-  /** 1-based. */
-  readonly number: number
-  /** Byte offset of the first byte. */
-  readonly start: number
+  /** The 1-based line number. */
+  readonly where: number
   /** Byte offset just past the `\n`. */
-  readonly end: number
+  readonly position: number
 }
 
 /** A last segment with no `\n`. */
@@ -60,10 +62,10 @@ export async function* readLines(path: string): AsyncGenerator<LineBatch> {
       for (let newline = view.indexOf(10, start); newline >= 0; newline = view.indexOf(10, start)) {
         number++
         lines.push({
+          kind: 'line',
           text: view.toString('utf8', start, newline),
-          number,
-          start: bufferOffset + start,
-          end: bufferOffset + newline + 1,
+          where: number,
+          position: bufferOffset + newline + 1,
         })
         start = newline + 1
       }

@@ -1,0 +1,662 @@
+/**
+ * Store benchmarks (issue 4): B2 full load, B3/B4 durable append and tail read, B8 list, B11
+ * fork and B13 large payloads, each beside a floor measured in the same run (BENCHMARKS.md).
+ * Fixtures are generated from a seed into a temp directory and removed afterwards. Default
+ * sizes are a fifth to a tenth of the targets' sizes; `--full` uses the targets' sizes.
+ */
+import {
+  closeSync,
+  mkdtempSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeSync,
+} from 'node:fs'
+import { open, readFile } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { monitorEventLoopDelay } from 'node:perf_hooks'
+import Database from 'better-sqlite3'
+import { createAgent } from '../src/index.js'
+import { decodeLine } from '../src/stores/codec.js'
+import { openStore, type SessionStore, type StoreCounters } from '../src/stores/index.js'
+import { EVENT_DATA } from '../src/stores/schema.js'
+import { scriptedProvider } from '../src/testing.js'
+import { type Append, appends } from './fixtures.js'
+import { fmt, median, type Pair, type Row, ratios } from './measure.js'
+
+const MiB = 1024 * 1024
+type Kind = 'jsonl' | 'sqlite'
+const KINDS: readonly Kind[] = ['jsonl', 'sqlite']
+
+function urlOf(kind: Kind, directory: string): string {
+  return kind === 'jsonl'
+    ? `jsonl:${join(directory, 'jsonl')}`
+    : `sqlite:${join(directory, 'sessions.db')}`
+}
+
+function counters(): StoreCounters {
+  return { syncs: 0, bytesWritten: 0, batches: 0 }
+}
+
+const envelope = (seq: number, [type, data]: Append) =>
+  JSON.stringify({ seq, time: 1_700_000_000_000 + seq, type, data })
+
+/** Runs async `subject` and `floor` alternately; `clock` is CPU (CPU-bound) or wall (latency). */
+async function interleaveAsync(
+  pairs: number,
+  clock: 'cpu' | 'wall',
+  subject: () => Promise<void>,
+  floor: () => Promise<void>,
+): Promise<Pair[]> {
+  const time = async (run: () => Promise<void>) => {
+    ;(globalThis as { gc?: () => void }).gc?.()
+    if (clock === 'cpu') {
+      const start = process.cpuUsage()
+      await run()
+      const used = process.cpuUsage(start)
+      return (used.user + used.system) / 1000
+    }
+    const start = process.hrtime.bigint()
+    await run()
+    return Number(process.hrtime.bigint() - start) / 1e6
+  }
+  const out: Pair[] = []
+  for (let index = 0; index < pairs; index++)
+    out.push({ subject: await time(subject), floor: await time(floor) })
+  return out
+}
+
+const medianOf = (pairs: readonly Pair[], key: keyof Pair) => median(pairs.map((pair) => pair[key]))
+const mb = (bytes: number) => `${(bytes / MiB).toFixed(0)} MB`
+
+/** Writes `events` into a new session (flushing every 2,000) and returns its id. */
+async function writeSession(store: SessionStore, events: readonly Append[]): Promise<string> {
+  const session = await store.create({ title: 'bench' })
+  for (let index = 0; index < events.length; index++) {
+    const [type, data] = events[index]!
+    session.append(type, data as never)
+    if (index % 2000 === 1999) await session.flush()
+  }
+  await session.close()
+  return session.header.id
+}
+
+/** Events of about `bytes` in total, about 1.1 KB each (BENCHMARKS.md: 100 MB / ~90k). */
+function bigLog(bytes: number, seed: number): Append[] {
+  const sample = appends(2_000, seed).map(widen)
+  const average =
+    sample.reduce((sum, append, seq) => sum + envelope(seq, append).length + 1, 0) / sample.length
+  return appends(Math.round(bytes / average), seed).map(widen)
+}
+/** Makes tool results and prompts longer so events average about 1.1 KB. */
+function widen(append: Append): Append {
+  const [type, data] = append
+  if (type !== 'tool/result' && type !== 'user/message') return append
+  const block = data.content[0]
+  if (block?.type !== 'text') return append
+  return [type, { ...data, content: [{ type: 'text', text: block.text.repeat(5) }] }] as Append
+}
+
+async function openAndProject(store: SessionStore, id: string): Promise<number> {
+  const session = await store.open(id)
+  const count = session.messages().length
+  await session.close()
+  return count
+}
+
+/** B2: full load (parse, check, project) against reading and JSON.parse of the same lines. */
+async function fullLoad(directory: string, full: boolean): Promise<Row[]> {
+  const rows: Row[] = []
+  const size = full ? 100 * MiB : 20 * MiB
+  const events = bigLog(size, 2)
+  for (const kind of KINDS) {
+    const store = await openStore(urlOf(kind, join(directory, `b2-${kind}`)))
+    const id = await writeSession(store, events)
+    const path = join(directory, `b2-${kind}`, 'jsonl', 'sessions', id, 'events.jsonl')
+    const db =
+      kind === 'sqlite'
+        ? new Database(join(directory, `b2-${kind}`, 'sessions.db'), { readonly: true })
+        : undefined
+    // The floor keeps what it parses, as any loader must (discarding is about half the cost).
+    const floor = async () => {
+      const kept: unknown[] = []
+      if (db) {
+        const lines = db
+          .prepare('SELECT line FROM events WHERE session_id = ? ORDER BY seq')
+          .pluck()
+          .all(id) as string[]
+        for (const line of lines) kept.push(JSON.parse(line))
+        return
+      }
+      const buffer = await readFile(path)
+      for (
+        let start = buffer.indexOf(10) + 1, end = buffer.indexOf(10, start);
+        end >= 0;
+        start = end + 1, end = buffer.indexOf(10, start)
+      )
+        kept.push(JSON.parse(buffer.toString('utf8', start, end)))
+    }
+    await openAndProject(store, id) // warm caches and JIT
+    // A fresh histogram per run: one re-enabled after a pause would count the pause as a block.
+    let longestBlock = 0
+    const subject = async () => {
+      const delay = monitorEventLoopDelay({ resolution: 5 })
+      delay.enable()
+      await openAndProject(store, id)
+      delay.disable()
+      longestBlock = Math.max(longestBlock, delay.max / 1e6)
+    }
+    const pairs = await interleaveAsync(5, 'cpu', subject, floor)
+    db?.close()
+    const bytes =
+      kind === 'jsonl'
+        ? statSync(path).size
+        : sqliteBytes(join(directory, `b2-${kind}`, 'sessions.db'), id)
+    rows.push({
+      id: 'B2',
+      what: `${kind}: full load of ${mb(bytes)} / ${events.length.toLocaleString('en')} events (CPU); longest event-loop block ${longestBlock.toFixed(0)} ms`,
+      figure: fmt.ms(medianOf(pairs, 'subject')),
+      floor: `${fmt.ms(medianOf(pairs, 'floor'))} read+parse`,
+      ratio: fmt.ratio(ratios(pairs)),
+      target: '≤ 1.25×; block ≤ 50 ms',
+    })
+    await store.close()
+  }
+  return rows
+}
+
+/** B3/B4: durable append with a durability point every 50 events, against raw write+sync. */
+async function durableAppend(directory: string, full: boolean): Promise<Row[]> {
+  const rows: Row[] = []
+  const events = appends(full ? 10_000 : 2_000, 3)
+  const batches: Append[][] = []
+  for (let index = 0; index < events.length; index += 50)
+    batches.push(events.slice(index, index + 50))
+  for (const kind of KINDS) {
+    const count = counters()
+    const store = await openStore(urlOf(kind, join(directory, `b34-${kind}`)), { counters: count })
+    const subjectPoints: number[] = []
+    const floorPoints: number[] = []
+    let syncsPerRun = 0
+    const subject = async () => {
+      const session = await store.create()
+      const before = count.syncs
+      for (const batch of batches) {
+        for (const [type, data] of batch) session.append(type, data as never)
+        const start = process.hrtime.bigint()
+        await session.flush()
+        subjectPoints.push(Number(process.hrtime.bigint() - start) / 1e6)
+      }
+      syncsPerRun = count.syncs - before
+      await session.close()
+    }
+    let run = 0
+    const floor =
+      kind === 'jsonl'
+        ? jsonlFloor(directory, batches, floorPoints, () => run++)
+        : sqliteFloor(directory, batches, floorPoints, () => run++)
+    const pairs = await interleaveAsync(5, 'cpu', subject, floor)
+    const id = kind === 'jsonl' ? 'B3' : 'B4'
+    rows.push(
+      {
+        id,
+        what: `${kind}: append ${events.length.toLocaleString('en')} events, durability point every 50 (CPU)`,
+        figure: fmt.ms(medianOf(pairs, 'subject')),
+        floor: `${fmt.ms(medianOf(pairs, 'floor'))} ${kind === 'jsonl' ? 'stringify+write+fdatasync' : 'stringify+batched insert+commit'}`,
+        ratio: fmt.ratio(ratios(pairs)),
+        target: kind === 'jsonl' ? '≤ 1.5×' : '≤ 1.3×',
+      },
+      {
+        id,
+        what: `${kind}: durability point latency p50 (wall), ${syncsPerRun} syncs for ${batches.length} points`,
+        figure: fmt.ms(median(subjectPoints)),
+        floor: `${fmt.ms(median(floorPoints))} raw ${kind === 'jsonl' ? 'write+fdatasync' : 'commit'}`,
+        ratio: `${(median(subjectPoints) / median(floorPoints)).toFixed(2)}×`,
+        target: kind === 'jsonl' ? '≤ 1.5×' : 'orientation',
+      },
+    )
+    rows.push(await syncsPerDelta(kind, directory))
+    if (kind === 'sqlite') rows.push(await tailRead(store, directory))
+    await store.close()
+  }
+  return rows
+}
+
+function jsonlFloor(
+  directory: string,
+  batches: readonly Append[][],
+  points: number[],
+  next: () => number,
+) {
+  return async () => {
+    const path = join(directory, `floor-${next()}.jsonl`)
+    const handle = await open(path, 'a')
+    let seq = 0
+    for (const batch of batches) {
+      const start = process.hrtime.bigint()
+      await handle.write(`${batch.map((append) => envelope(seq++, append)).join('\n')}\n`)
+      await handle.datasync()
+      points.push(Number(process.hrtime.bigint() - start) / 1e6)
+    }
+    await handle.close()
+    rmSync(path)
+  }
+}
+
+function sqliteFloor(
+  directory: string,
+  batches: readonly Append[][],
+  points: number[],
+  next: () => number,
+) {
+  const db = new Database(join(directory, 'floor.db'))
+  db.pragma('journal_mode = WAL')
+  db.pragma('synchronous = FULL')
+  db.exec(
+    'CREATE TABLE events (session_id TEXT NOT NULL, seq INTEGER NOT NULL, line TEXT NOT NULL, PRIMARY KEY (session_id, seq)) STRICT',
+  )
+  const insert = db.prepare('INSERT INTO events (session_id, seq, line) VALUES (?, ?, ?)')
+  return async () => {
+    const session = `floor-${next()}`
+    let seq = 0
+    for (const batch of batches) {
+      const start = process.hrtime.bigint()
+      db.transaction(() => {
+        for (const append of batch) insert.run(session, seq, envelope(seq++, append))
+      }).immediate()
+      points.push(Number(process.hrtime.bigint() - start) / 1e6)
+    }
+  }
+}
+
+/**
+ * Zero syncs per streamed delta: the same agent run (20 turns) streamed in 10× more deltas
+ * must do exactly as many syncs, since deltas are live notifications and never stored.
+ */
+async function syncsPerDelta(kind: Kind, directory: string): Promise<Row> {
+  const run = async (chunkSize: number) => {
+    const count = counters()
+    const store = await openStore(urlOf(kind, join(directory, `delta-${kind}-${chunkSize}`)), {
+      counters: count,
+    })
+    const session = await store.create()
+    const steps = Array.from({ length: 20 }, (_, turn) => ({ text: `answer ${turn} `.repeat(200) }))
+    const agent = createAgent({ session, provider: scriptedProvider(steps, { chunkSize }) })
+    let deltas = 0
+    agent.subscribe((notification) => {
+      if (notification.type === 'assistant/delta') deltas++
+    })
+    const before = count.syncs
+    for (let turn = 0; turn < 20; turn++) await agent.send(`prompt ${turn}`).result
+    const syncs = count.syncs - before
+    await agent.dispose()
+    await store.close()
+    return { deltas, syncs, events: session.events.length }
+  }
+  const few = await run(200)
+  const many = await run(20)
+  const perDelta = (many.syncs - few.syncs) / (many.deltas - few.deltas)
+  return {
+    id: kind === 'jsonl' ? 'B3' : 'B4',
+    what: `${kind}: agent, 20 turns: ${few.deltas} vs ${many.deltas} deltas → ${few.syncs} vs ${many.syncs} syncs (${many.events} events)`,
+    figure: `${perDelta.toFixed(3)} syncs/delta`,
+    floor: '0',
+    ratio: '-',
+    target: '0 per delta',
+  }
+}
+
+/** B4: the last 50 events of a 2,000-event session, rows to checked events, vs SELECT + JSON.parse. */
+async function tailRead(store: SessionStore, directory: string): Promise<Row> {
+  const events = appends(2_000, 4)
+  const id = await writeSession(store, events)
+  const db = new Database(join(directory, 'b34-sqlite', 'sessions.db'), { readonly: true })
+  const select = db.prepare(
+    'SELECT seq, line FROM events WHERE session_id = ? AND seq >= ? ORDER BY seq',
+  )
+  const from = events.length - 50
+  const repeat = 500
+  const floor = async () => {
+    for (let index = 0; index < repeat; index++)
+      for (const row of select.all(id, from) as { line: string }[]) JSON.parse(row.line)
+  }
+  const subject = async () => {
+    for (let index = 0; index < repeat; index++)
+      for (const row of select.all(id, from) as { seq: number; line: string }[]) {
+        const line = decodeLine(row.line)
+        const schema = EVENT_DATA[line.type as keyof typeof EVENT_DATA]
+        if (!schema?.safeParse(line.data).success) throw new Error(`bench: seq ${row.seq} invalid`)
+      }
+  }
+  const pairs = await interleaveAsync(7, 'cpu', subject, floor)
+  db.close()
+  return {
+    id: 'B4',
+    what: 'sqlite: tail read of 50 events (rows → checked events; CPU)',
+    figure: fmt.us((medianOf(pairs, 'subject') * 1000) / repeat),
+    floor: `${fmt.us((medianOf(pairs, 'floor') * 1000) / repeat)} SELECT+parse`,
+    ratio: fmt.ratio(ratios(pairs)),
+    target: '≤ 3×',
+  }
+}
+
+/** B8: list over 1,000 sessions, before and after their logs grow; time must not follow size. */
+async function listing(directory: string, full: boolean): Promise<Row[]> {
+  const rows: Row[] = []
+  for (const kind of KINDS) {
+    const root = join(directory, `b8-${kind}`)
+    const store = await openStore(urlOf(kind, root))
+    const ids: string[] = []
+    for (let index = 0; index < 1000; index++) {
+      const session = await store.create({ cwd: `/work/${index % 10}`, title: `session ${index}` })
+      session.append('user/message', {
+        id: 'm',
+        content: [{ type: 'text', text: 'hello' }],
+        source: { kind: 'user' },
+      })
+      await session.close()
+      ids.push(session.header.id)
+    }
+    await store.close()
+    const time = async () => {
+      const samples: { first: number; all: number }[] = []
+      for (let round = 0; round < 7; round++) {
+        const reader = await openStore(urlOf(kind, root))
+        let start = process.hrtime.bigint()
+        await reader.list({ limit: 50 })
+        const first = Number(process.hrtime.bigint() - start) / 1e6
+        start = process.hrtime.bigint()
+        await reader.list({ limit: 1000 })
+        samples.push({ first, all: Number(process.hrtime.bigint() - start) / 1e6 })
+        await reader.close()
+      }
+      return { first: median(samples.map((s) => s.first)), all: median(samples.map((s) => s.all)) }
+    }
+    const small = await time()
+    const grown = growLogs(kind, root, ids, full)
+    const big = await time()
+    rows.push({
+      id: 'B8',
+      what: `${kind}: list 1,000 sessions: first 50 rows / all, logs ${mb(grown.before)} → ${mb(grown.after)} (largest ${mb(grown.largest)}) (wall)`,
+      figure: `${fmt.ms(big.first)} / ${fmt.ms(big.all)}`,
+      floor: `${fmt.ms(small.first)} / ${fmt.ms(small.all)} small logs`,
+      ratio: `${(big.first / small.first).toFixed(2)}× / ${(big.all / small.all).toFixed(2)}×`,
+      target: 'first rows ≤ 100 ms; ≈ 1×',
+    })
+  }
+  return rows
+}
+
+/**
+ * Grows the logs behind the store's back (list must not notice): one session to the largest
+ * size, the others by a share of the rest. JSONL gets raw lines appended to its files; SQLite
+ * gets rows inserted with one statement.
+ */
+function growLogs(kind: Kind, root: string, ids: readonly string[], full: boolean) {
+  const largest = full ? 1800 * MiB : 40 * MiB
+  const rest = full ? 3200 * MiB : 0
+  const line = `${envelope(1, ['user/message', { id: 'x', content: [{ type: 'text', text: 'filler '.repeat(150) }], source: { kind: 'user' } }])}\n`
+  const sizeOf = (index: number) => (index === 0 ? largest : Math.floor(rest / (ids.length - 1)))
+  let before = 0
+  let after = 0
+  if (kind === 'jsonl') {
+    const chunk = Buffer.from(line.repeat(Math.ceil(MiB / line.length)))
+    ids.forEach((id, index) => {
+      const path = join(root, 'jsonl', 'sessions', id, 'events.jsonl')
+      before += statSync(path).size
+      const fd = openSync(path, 'a')
+      for (let written = 0; written < sizeOf(index); written += chunk.length) writeSync(fd, chunk)
+      closeSync(fd)
+      after += statSync(path).size
+    })
+  } else {
+    const path = join(root, 'sessions.db')
+    before = statSync(path).size
+    const db = new Database(path)
+    const insert = db.prepare(
+      'WITH RECURSIVE n(i) AS (SELECT 1000 UNION ALL SELECT i + 1 FROM n WHERE i < ?) INSERT INTO events (session_id, seq, line) SELECT ?, i, ? FROM n',
+    )
+    ids.forEach((id, index) => {
+      const rows = Math.floor(sizeOf(index) / line.length)
+      if (rows > 0) insert.run(999 + rows, id, line)
+    })
+    db.pragma('wal_checkpoint(TRUNCATE)')
+    db.close()
+    after = statSync(path).size
+  }
+  return { before, after, largest }
+}
+
+/** The seq of the `turn/end` nearest the middle of `events`. */
+function middleTurnEnd(events: readonly Append[]): number {
+  for (let seq = Math.floor(events.length / 2); seq < events.length; seq++)
+    if (events[seq]![0] === 'turn/end') return seq
+  return events.length - 1
+}
+
+/** B11: fork at a middle seq (copy + open the child), against a durable copy of the kept bytes. */
+async function forking(directory: string, full: boolean): Promise<Row[]> {
+  const rows: Row[] = []
+  const events = bigLog(full ? 200 * MiB : 40 * MiB, 5)
+  const atSeq = middleTurnEnd(events)
+  for (const kind of KINDS) {
+    const root = join(directory, `b11-${kind}`)
+    const store = await openStore(urlOf(kind, root))
+    const id = await writeSession(store, events)
+    let keptBytes = 0
+    let floor: () => Promise<void>
+    let closeFloor = () => {}
+    if (kind === 'jsonl') {
+      const source = join(root, 'jsonl', 'sessions', id, 'events.jsonl')
+      const text = readFileSync(source)
+      let end = 0
+      for (let line = 0; line <= atSeq + 1; line++) end = text.indexOf(10, end) + 1
+      keptBytes = end
+      let copies = 0
+      floor = async () => {
+        const target = join(root, `copy-${copies++}.jsonl`)
+        const input = await open(source, 'r')
+        const output = await open(target, 'w')
+        const buffer = Buffer.allocUnsafe(4 * MiB)
+        for (let offset = 0; offset < keptBytes; ) {
+          const { bytesRead } = await input.read(
+            buffer,
+            0,
+            Math.min(buffer.length, keptBytes - offset),
+            offset,
+          )
+          await output.write(buffer, 0, bytesRead)
+          offset += bytesRead
+        }
+        await output.datasync()
+        await Promise.all([input.close(), output.close()])
+        rmSync(target)
+      }
+    } else {
+      const db = new Database(join(root, 'sessions.db'))
+      db.exec(
+        'CREATE TABLE IF NOT EXISTS copy_events (session_id TEXT NOT NULL, seq INTEGER NOT NULL, line TEXT NOT NULL, PRIMARY KEY (session_id, seq)) STRICT',
+      )
+      keptBytes = db
+        .prepare('SELECT sum(length(line)) FROM events WHERE session_id = ? AND seq <= ?')
+        .pluck()
+        .get(id, atSeq) as number
+      const copy = db.prepare(
+        'INSERT INTO copy_events SELECT ?, seq, line FROM events WHERE session_id = ? AND seq <= ?',
+      )
+      let copies = 0
+      floor = async () => {
+        db.transaction(() => copy.run(`copy-${copies++}`, id, atSeq)).immediate()
+      }
+      closeFloor = () => db.close()
+    }
+    for (const isOpen of [true, false]) {
+      // Open here (the usual /fork): events are in memory, only bytes are copied. Closed: the
+      // kept events are read and checked to build the child's live session.
+      const source = isOpen ? await store.open(id) : undefined
+      const pairs = await interleaveAsync(
+        5,
+        'wall',
+        async () => {
+          const child = await store.fork(id, { atSeq })
+          await child.close()
+        },
+        floor,
+      )
+      await source?.close()
+      rows.push({
+        id: 'B11',
+        what: `${kind}: fork of a ${mb(events.length * 1100)} session at seq ${atSeq.toLocaleString('en')} (${mb(keptBytes)} kept), source ${isOpen ? 'open here' : 'closed (kept events read)'} (wall)`,
+        figure: fmt.ms(medianOf(pairs, 'subject')),
+        floor: `${fmt.ms(medianOf(pairs, 'floor'))} durable copy`,
+        ratio: fmt.ratio(ratios(pairs)),
+        target: '≤ 1.2×',
+      })
+    }
+    closeFloor()
+    await store.close()
+  }
+  return rows
+}
+
+/** B13: resume of a log with a large tool output and image, against the same log without them. */
+async function largePayloads(directory: string, full: boolean): Promise<Row[]> {
+  const rows: Row[] = []
+  const base = bigLog(full ? 100 * MiB : 20 * MiB, 6)
+  const output = 'a line of build output, long enough to look real\n'.repeat(
+    Math.ceil(((full ? 50 : 10) * MiB) / 49),
+  )
+  const image = Buffer.alloc(((full ? 20 : 4) * MiB * 3) / 4, 9).toString('base64')
+  const turn = base.filter(([type]) => type === 'turn/start').length + 1
+  const payloadTurn: Append[] = [
+    ['turn/start', { turn, trigger: 'prompt' }],
+    [
+      'user/message',
+      {
+        id: 'p',
+        content: [{ type: 'text', text: 'build and screenshot' }],
+        source: { kind: 'user' },
+      },
+    ],
+    ['step/start', { turn, step: 1 }],
+    [
+      'assistant/message',
+      {
+        id: 'a',
+        content: [
+          { type: 'tool-call', id: 'c1', name: 'bash', args: {} },
+          { type: 'tool-call', id: 'c2', name: 'screenshot', args: {} },
+        ],
+        provider: 'bench',
+        model: 'bench',
+        stopReason: 'tool-calls',
+        usage: { inputTokens: 1, outputTokens: 1 },
+      },
+    ],
+    ['tool/call', { callId: 'c1', name: 'bash', args: {} }],
+    [
+      'tool/result',
+      { callId: 'c1', name: 'bash', content: [{ type: 'text', text: output }], isError: false },
+    ],
+    ['tool/call', { callId: 'c2', name: 'screenshot', args: {} }],
+    [
+      'tool/result',
+      {
+        callId: 'c2',
+        name: 'screenshot',
+        content: [{ type: 'image', mediaType: 'image/png', data: image }],
+        isError: false,
+      },
+    ],
+    ['step/end', { turn, step: 1 }],
+    ['turn/end', { turn, reason: { kind: 'completed' } }],
+  ]
+  const plain: Append[] = payloadTurn.map((append) => {
+    const [type, data] = append
+    if (type !== 'tool/result') return append
+    return [type, { ...data, content: [{ type: 'text', text: 'small' }] }] as Append
+  })
+  for (const kind of KINDS) {
+    const root = join(directory, `b13-${kind}`)
+    const store = await openStore(urlOf(kind, root))
+    const withPayloads = await writeSession(store, [...base, ...payloadTurn])
+    const without = await writeSession(store, [...base, ...plain])
+    const pairs = await interleaveAsync(
+      5,
+      'wall',
+      async () => void (await openAndProject(store, withPayloads)),
+      async () => void (await openAndProject(store, without)),
+    )
+    rows.push({
+      id: 'B13',
+      what: `${kind}: resume with a ${mb(output.length)} output and a ${mb(image.length)} image (base64) on a ${mb(base.length * 1100)} log; largest line ${(largestLine(kind, root) / 1024).toFixed(0)} KiB (wall)`,
+      figure: fmt.ms(medianOf(pairs, 'subject')),
+      floor: `${fmt.ms(medianOf(pairs, 'floor'))} without them`,
+      ratio: fmt.ratio(ratios(pairs)),
+      target: '≤ 1.2×; no line > 1024 KiB',
+    })
+    await store.close()
+  }
+  return rows
+}
+
+/** The largest stored line or row of a store, in bytes. */
+function largestLine(kind: Kind, root: string): number {
+  if (kind === 'sqlite') {
+    const db = new Database(join(root, 'sessions.db'), { readonly: true })
+    const size = db
+      .prepare('SELECT max(length(CAST(line AS BLOB))) FROM events')
+      .pluck()
+      .get() as number
+    db.close()
+    return size
+  }
+  let largest = 0
+  const sessions = join(root, 'jsonl', 'sessions')
+  for (const id of readdirSync(sessions)) {
+    const text = readFileSync(join(sessions, id, 'events.jsonl'))
+    for (
+      let start = 0, end = text.indexOf(10);
+      end >= 0;
+      start = end + 1, end = text.indexOf(10, start)
+    )
+      largest = Math.max(largest, end - start)
+  }
+  return largest
+}
+
+/**
+ * Runs B2, B3, B4, B8, B11 and B13 and returns their rows. `only` picks some of them by id
+ * (`B2`, `B3`, `B8`, `B11`, `B13`; B3 also runs B4).
+ */
+export async function storeBenchmarks(options: {
+  full: boolean
+  only?: readonly string[]
+}): Promise<Row[]> {
+  const directory = mkdtempSync(join(tmpdir(), 'rudder-bench-stores-'))
+  const runs = (id: string) => options.only === undefined || options.only.includes(id)
+  try {
+    return [
+      ...(runs('B2') ? await fullLoad(directory, options.full) : []),
+      ...(runs('B3') ? await durableAppend(directory, options.full) : []),
+      ...(runs('B8') ? await listing(directory, options.full) : []),
+      ...(runs('B11') ? await forking(directory, options.full) : []),
+      ...(runs('B13') ? await largePayloads(directory, options.full) : []),
+    ]
+  } finally {
+    rmSync(directory, { recursive: true, force: true })
+  }
+}
+
+function sqliteBytes(path: string, id: string): number {
+  const db = new Database(path, { readonly: true })
+  const bytes = db
+    .prepare('SELECT sum(length(line)) FROM events WHERE session_id = ?')
+    .pluck()
+    .get(id) as number
+  db.close()
+  return bytes
+}
