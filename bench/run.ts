@@ -5,9 +5,11 @@
 import { coreBenchmarks } from './core.js'
 import { printTable, type Row } from './measure.js'
 import { startupBenchmarks } from './startup.js'
+import { storeBenchmarks } from './stores.js'
 
 const full = process.argv.includes('--full')
 const rows: Row[] = []
 rows.push(...coreBenchmarks({ full }))
 rows.push(...startupBenchmarks())
+rows.push(...(await storeBenchmarks({ full })))
 printTable(rows)
