@@ -72,10 +72,13 @@ function replaceLargeStrings(
   if (typeof value !== 'object' || value === null) return value
   if (Array.isArray(value))
     return value.map((item, index) => replaceLargeStrings(item, [...path, index], moved))
-  const out: Record<string, JsonValue> = {}
-  for (const [key, item] of Object.entries(value))
-    out[key] = replaceLargeStrings(item, [...path, key], moved)
-  return out
+  // fromEntries defines keys as own data properties, so a key such as "__proto__" stays data.
+  return Object.fromEntries(
+    Object.entries(value).map(([key, item]) => [
+      key,
+      replaceLargeStrings(item, [...path, key], moved),
+    ]),
+  )
 }
 
 async function store(moved: readonly Moved[], blobs: BlobStore): Promise<BlobReference[]> {

@@ -15,7 +15,6 @@ import {
 } from '../core/index.js'
 import type { Backend, BatchWriter } from './backend.js'
 import { encodeEvents, envelopeLine } from './codec.js'
-import { defaultCut, openTurnStart, planCrashRepair } from './crash-repair.js'
 import { checkForWrite, invariantViolation } from './event-check.js'
 import { readJsonl } from './jsonl-import.js'
 import type { Lease } from './lease.js'
@@ -33,6 +32,7 @@ import type {
   StoredSession,
   StoreOptions,
 } from './store.js'
+import { forkCut, planCrashRepair } from './turn-boundaries.js'
 import { createWriteBehindSink } from './write-behind.js'
 
 /** Builds a store over `backend`. The store owns the backend and closes it. */
@@ -157,23 +157,6 @@ export function createSessionStore(backend: Backend, options: StoreOptions = {})
     return session
   }
 
-  /** The fork cut: the default, or an explicit `atSeq` checked against SPEC §9.4. */
-  function cutOf(id: string, events: readonly SessionEvent[], atSeq: number | undefined): number {
-    if (atSeq === undefined) return defaultCut(events)
-    if (atSeq >= events.length)
-      throw new RudderError(
-        'INVALID_INPUT',
-        `cannot fork session ${id} at seq ${atSeq}: its last durable seq is ${events.length - 1}`,
-      )
-    const start = openTurnStart(events, atSeq)
-    if (start !== undefined)
-      throw new RudderError(
-        'OPEN_TURN',
-        `cannot fork session ${id} at seq ${atSeq}: it is inside turn ${(events[start]!.data as { turn: number }).turn} (open from seq ${start}); fork at seq ${start - 1} (before the turn) or at the seq of a later turn/end`,
-      )
-    return atSeq
-  }
-
   function childHeader(source: SessionHeader, cut: number): SessionHeader {
     return {
       id: randomUUID(),
@@ -198,7 +181,7 @@ export function createSessionStore(backend: Backend, options: StoreOptions = {})
     const durable = open.session.events.length
     await open.session.flush()
     const events = open.session.events.slice(0, durable)
-    const cut = cutOf(source.id, events, atSeq)
+    const cut = forkCut(source.id, events, atSeq)
     const position = cut < 0 ? undefined : open.writer.positionOf(cut)
     if (cut >= 0 && position === undefined) {
       // The writer does not know where the cut is on disk (a session opened as a fork): read.
@@ -293,7 +276,7 @@ export function createSessionStore(backend: Backend, options: StoreOptions = {})
       const open = live.get(id)
       if (open) return forkLive(open, source, atSeq)
       const loaded = await loadEvents(backend, id, atSeq === undefined ? {} : { throughSeq: atSeq })
-      const cut = cutOf(id, loaded.events, atSeq)
+      const cut = forkCut(id, loaded.events, atSeq)
       const header = childHeader(source, cut)
       const lease = await backend.copyPrefix(id, header, cut, loaded.positions[cut])
       // Read through an explicit cut exactly, the loader's checker stands at the cut.

@@ -4,9 +4,11 @@
  * last turn boundary.
  */
 import {
+  assertNever,
   type EventMap,
   type EventType,
   isCoreEvent,
+  RudderError,
   type SessionEvent,
   type ToolCallBlock,
 } from '../core/index.js'
@@ -32,6 +34,31 @@ export function openTurnStart(
     if (event.type === 'turn/start') return seq
   }
   return undefined
+}
+
+/**
+ * The seq a fork cuts at (SPEC §9.4): `atSeq`, or by default the last seq not inside an open
+ * turn (−1 if there is none). Throws `INVALID_INPUT` past the end and `OPEN_TURN` for a cut
+ * that leaves a turn open.
+ */
+export function forkCut(
+  id: string,
+  events: readonly SessionEvent[],
+  atSeq: number | undefined,
+): number {
+  if (atSeq === undefined) return defaultCut(events)
+  if (atSeq >= events.length)
+    throw new RudderError(
+      'INVALID_INPUT',
+      `cannot fork session ${id} at seq ${atSeq}: its last durable seq is ${events.length - 1}`,
+    )
+  const start = openTurnStart(events, atSeq)
+  if (start !== undefined)
+    throw new RudderError(
+      'OPEN_TURN',
+      `cannot fork session ${id} at seq ${atSeq}: it is inside turn ${(events[start]!.data as { turn: number }).turn} (open from seq ${start}); fork at seq ${start - 1} (before the turn) or at the seq of a later turn/end`,
+    )
+  return atSeq
 }
 
 /** The default fork cut: the last seq not inside an open turn (−1 if there is none). */
@@ -84,9 +111,17 @@ export function planCrashRepair(events: readonly SessionEvent[]): CrashRepairPla
       case 'tool/result':
         if (step) step.answered++
         break
-      default:
-        // Messages, headers and compactions do not change what a repair must close.
+      case 'user/message':
+      case 'steering/message':
+      case 'turn/start':
+      case 'turn/end':
+      case 'request/header':
+      case 'compaction':
+        // Messages, headers and compactions do not change what a repair must close (and no
+        // turn boundary follows the open turn's start).
         break
+      default:
+        assertNever(event, 'event')
     }
   }
   const appends: RepairAppend[] = []
