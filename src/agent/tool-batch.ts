@@ -22,7 +22,7 @@ import {
   type ToolPreResult,
 } from './hooks.js'
 import { toUserMessage } from './inputs.js'
-import type { TurnContext } from './turn-context.js'
+import type { ApprovalDecision, TurnContext } from './turn-context.js'
 
 type ResultData = EventMap['tool/result']
 type Outcome = { readonly result: ResultData; readonly contexts: readonly UserMessageData[] }
@@ -212,15 +212,34 @@ async function askApproval(
       }),
     )
     const answer = await raceAbort(asked, context.signal, () => false)
-    const approved = typeof answer === 'boolean' ? answer : answer.approved
-    const given = typeof answer === 'object' ? answer.reason : undefined
-    return { approved, reason: given ?? `The user did not approve this call to ${call.name}.` }
+    return readApproval(answer, call.name)
   } catch (error) {
     context.reportError('approve', error)
     return {
       approved: false,
       reason: `Approval for ${call.name} failed (${messageOf(error)}); the tool did not run.`,
     }
+  }
+}
+
+function readApproval(
+  answer: ApprovalDecision,
+  tool: string,
+): { approved: boolean; reason: string } {
+  const refusal = `The user did not approve this call to ${tool}.`
+  if (typeof answer === 'boolean') return { approved: answer, reason: refusal }
+  if (typeof answer === 'string')
+    return { approved: answer === 'allow' || answer === 'run', reason: refusal }
+  if (typeof answer === 'object' && answer !== null) {
+    const approved =
+      'approved' in answer
+        ? answer.approved === true
+        : answer.action === 'allow' || answer.action === 'run'
+    return { approved, reason: answer.reason ?? refusal }
+  }
+  return {
+    approved: false,
+    reason: `${refusal} (the approver answered ${JSON.stringify(answer)}; expected true or false)`,
   }
 }
 

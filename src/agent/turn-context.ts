@@ -16,8 +16,17 @@ export type ApprovalRequest = {
   readonly reason?: string
   readonly signal: AbortSignal
 }
-/** `true` / `false`, or a decision with the reason given to the model on refusal. */
-export type ApprovalDecision = boolean | { readonly approved: boolean; readonly reason?: string }
+/**
+ * `true` / `false`, or a decision with the reason given to the model on refusal. The words a
+ * `tool-pre` listener uses are understood too: `'allow'` / `'run'` approve, `'deny'` refuses.
+ */
+export type ApprovalDecision =
+  | boolean
+  | 'allow'
+  | 'run'
+  | 'deny'
+  | { readonly approved: boolean; readonly reason?: string }
+  | { readonly action: 'allow' | 'run' | 'deny'; readonly reason?: string }
 export type ApproveCallback = (
   request: ApprovalRequest,
 ) => ApprovalDecision | Promise<ApprovalDecision>

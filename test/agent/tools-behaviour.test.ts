@@ -206,6 +206,24 @@ describe('tool execution', () => {
     expect(h.session.events.some((e) => e.type === 'tool/call')).toBe(!isError)
   })
 
+  it.each([
+    ['allow', true],
+    [{ action: 'run' }, true],
+    [{ approved: false, reason: 'too risky today' }, false],
+    ['deny', false],
+  ] as const)('understands the approver answer %j', async (answer, approved) => {
+    const h = agentHarness([{ toolCalls: [call('c1')] }, { text: 'ok' }], {
+      tools: [echo],
+      hooks: { 'tool-pre': () => ({ action: 'ask' }) },
+      approve: () => answer,
+    })
+    await h.agent.send('P').result
+    const [result] = results(h.session.events)
+    expect(result!.isError).toBe(!approved)
+    if (typeof answer === 'object' && 'reason' in answer)
+      expect(result!.content[0]!.text).toBe(answer.reason)
+  })
+
   it('refuses an ask with no approver, saying how to allow the tool', async () => {
     const h = agentHarness([{ toolCalls: [call('c1')] }, { text: 'ok' }], {
       tools: [echo],
