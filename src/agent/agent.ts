@@ -38,8 +38,10 @@ import {
 } from './hooks.js'
 import { newMessageId, toUserMessage } from './inputs.js'
 import type { AgentListener, AgentNotification, AgentStatus } from './notifications.js'
+import { checkAdmission, deliveryResult } from './outcomes.js'
 import { type RetryOptions, retryPolicy } from './retry.js'
-import { runTurn, type TurnOutcome } from './turn.js'
+import { readHistory } from './session-history.js'
+import { runTurn } from './turn.js'
 import type { ApproveCallback, TurnContext } from './turn-context.js'
 
 export type AgentOptions = {
@@ -656,94 +658,6 @@ export function createAgent(options: AgentOptions): Agent {
 
 function pendingItem(entry: Entry): PendingItem {
   return { id: entry.id, kind: entry.kind as PendingItem['kind'], data: entry.data! }
-}
-
-function deliveryResult(outcome: TurnOutcome, turn: number): DeliveryResult {
-  const text = outcome.text === undefined ? {} : { text: outcome.text }
-  const reason = outcome.reason
-  switch (reason.kind) {
-    case 'completed':
-    case 'max-tokens':
-    case 'step-limit':
-    case 'stop-limit':
-    case 'canceled':
-      return { status: reason.kind, turn, ...text }
-    case 'error':
-      return {
-        status: 'error',
-        turn,
-        ...text,
-        error: { code: reason.code, message: reason.message },
-      }
-    case 'interrupted':
-      return {
-        status: 'error',
-        turn,
-        ...text,
-        error: { code: 'interrupted', message: 'the turn was interrupted' },
-      }
-  }
-}
-
-function checkAdmission(result: unknown): PromptSubmitResult {
-  const value = result as Partial<Record<string, unknown>> | undefined
-  if (value?.action === 'block') {
-    return {
-      action: 'block',
-      reason: typeof value.reason === 'string' ? value.reason : 'blocked by a prompt-submit hook',
-    }
-  }
-  if (value?.action !== 'admit')
-    throw new TypeError(
-      `a prompt-submit listener must return { action: 'admit', … } or { action: 'block', reason }, got ${JSON.stringify(result)}`,
-    )
-  const content = toUserMessage(
-    { content: value.content, source: { kind: 'user' } },
-    'prompt-submit content',
-  ).content
-  const contexts = value.additionalContexts ?? []
-  if (!Array.isArray(contexts))
-    throw new TypeError(
-      'a prompt-submit result needs additionalContexts to be an array of { content, source }',
-    )
-  return {
-    action: 'admit',
-    content,
-    additionalContexts: contexts.map((context) =>
-      toUserMessage(context, 'prompt-submit additionalContexts'),
-    ),
-  }
-}
-
-/** What the agent needs from an existing log: the last turn, the last header, and how it started. */
-function readHistory(session: Session): {
-  lastTurn: number
-  lastHeader: EventMap['request/header'] | undefined
-  startReason: 'new' | 'resume' | 'fork'
-} {
-  const events = session.events
-  let lastTurn: number | undefined
-  let lastHeader: EventMap['request/header'] | undefined
-  for (
-    let index = events.length - 1;
-    index >= 0 && (lastTurn === undefined || lastHeader === undefined);
-    index--
-  ) {
-    const event = events[index]!
-    if (!isCoreEvent(event)) continue
-    if (lastTurn === undefined && event.type === 'turn/start') {
-      throw new RudderError(
-        'WRONG_STATE',
-        `createAgent: session ${session.header.id} ends inside turn ${event.data.turn} (opened at seq ${event.seq}); open it through a store, which repairs a crashed tail, before running an agent on it`,
-      )
-    }
-    if (lastTurn === undefined && event.type === 'turn/end') lastTurn = event.data.turn
-    if (lastHeader === undefined && event.type === 'request/header') lastHeader = event.data
-  }
-  const parent = session.header.parent
-  const startReason =
-    events.length === 0 ? 'new' : parent && events.length === parent.seq + 1 ? 'fork' : 'resume'
-  return { lastTurn: lastTurn ?? 0, lastHeader, startReason }
 }
 
 function positiveInteger(value: number, name: string): number {
