@@ -11,7 +11,6 @@ import {
   type DeliveryResult,
   type EventMap,
   type HookName,
-  isCoreEvent,
   messageOf,
   type PendingItem,
   RudderError,
