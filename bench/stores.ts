@@ -6,6 +6,7 @@
  */
 import {
   closeSync,
+  fsyncSync,
   mkdtempSync,
   openSync,
   readdirSync,
@@ -443,6 +444,8 @@ function growLogs(kind: Kind, root: string, ids: readonly string[], full: boolea
       before += statSync(path).size
       const fd = openSync(path, 'a')
       for (let written = 0; written < sizeOf(index); written += chunk.length) writeSync(fd, chunk)
+      // Written back now, so disk writeback does not run during the timed listing.
+      fsyncSync(fd)
       closeSync(fd)
       after += statSync(path).size
     })
