@@ -157,6 +157,9 @@ export interface SessionStore {
    * only read, never changed. Use it on a log `open` refuses with `LogCorruptError`.
    */
   repair(id: string): Promise<SalvageResult>
-  /** Closes every session still open from this store (flushing it), then the store. */
+  /**
+   * Closes every session still open from this store (flushing it), then the store. Call it
+   * before the process exits: the flush window's timer does not keep the process alive.
+   */
   close(): Promise<void>
 }
