@@ -23,7 +23,7 @@ export function startupBenchmarks(): Row[] {
   const scratch = mkdtempSync(join(tmpdir(), 'rudder-bench-startup-'))
   try {
     // NODE_EXTRA_CA_CERTS makes every node start slower; BENCHMARKS.md says to unset it.
-    const env = { ...process.env, RUDDER_HOME: scratch }
+    const env: NodeJS.ProcessEnv = { ...process.env, RUDDER_HOME: scratch }
     delete env.NODE_EXTRA_CA_CERTS
     const script = join(scratch, 'script.json')
     writeFileSync(script, JSON.stringify([{ text: 'ready' }]))

@@ -132,6 +132,21 @@ export {
   type WorkspaceContextOptions,
 } from './runtime/workspace-context.js'
 export {
+  type CreateOptions,
+  type JsonlSource,
+  type ListOptions,
+  openStore,
+  type Repair,
+  type SalvageResult,
+  type SearchHit,
+  type SessionListing,
+  type SessionSnapshot,
+  type SessionStore,
+  type StoreCounters,
+  type StoredSession,
+  type StoreOptions,
+} from './stores/index.js'
+export {
   type ApprovalPolicy,
   approvalPolicySchema,
   type BashRule,
@@ -166,18 +181,3 @@ export {
   type WriteToolOptions,
   writeTool,
 } from './tools/index.js'
-export {
-  type CreateOptions,
-  type JsonlSource,
-  type ListOptions,
-  openStore,
-  type Repair,
-  type SalvageResult,
-  type SearchHit,
-  type SessionListing,
-  type SessionSnapshot,
-  type SessionStore,
-  type StoreCounters,
-  type StoredSession,
-  type StoreOptions,
-} from './stores/index.js'

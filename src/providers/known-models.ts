@@ -33,6 +33,31 @@ const TABLE: readonly KnownModel[] = [
   { provider: 'openai', model: 'o4-mini', contextWindow: 200_000, maxOutputTokens: 100_000 },
   { provider: 'openai', model: 'gpt-5', contextWindow: 400_000, maxOutputTokens: 128_000 },
   { provider: 'openai', model: 'gpt-5-mini', contextWindow: 400_000, maxOutputTokens: 128_000 },
+  // Anthropic's current line (Sonnet 5.5, Opus 5.5), then older models still served.
+  {
+    provider: 'anthropic',
+    model: 'claude-sonnet-5-5',
+    contextWindow: 1_000_000,
+    maxOutputTokens: 128_000,
+  },
+  {
+    provider: 'anthropic',
+    model: 'claude-opus-5-5',
+    contextWindow: 1_000_000,
+    maxOutputTokens: 128_000,
+  },
+  {
+    provider: 'anthropic',
+    model: 'claude-sonnet-5',
+    contextWindow: 1_000_000,
+    maxOutputTokens: 128_000,
+  },
+  {
+    provider: 'anthropic',
+    model: 'claude-sonnet-4-6',
+    contextWindow: 1_000_000,
+    maxOutputTokens: 128_000,
+  },
   {
     provider: 'anthropic',
     model: 'claude-sonnet-4-5',

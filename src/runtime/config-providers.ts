@@ -35,7 +35,7 @@ export const BUILT_IN_PROVIDERS: Readonly<Record<string, BuiltInProvider>> = {
     baseURLEnv: 'ANTHROPIC_BASE_URL',
     apiKeyEnv: 'ANTHROPIC_API_KEY',
     needsKey: true,
-    defaultModel: 'claude-sonnet-4-5',
+    defaultModel: 'claude-sonnet-5-5',
   },
   openai: {
     api: 'openai-compatible',

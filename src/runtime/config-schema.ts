@@ -82,7 +82,10 @@ export const CONFIG_SHAPE = {
   /** Where sessions live: `sqlite:<path>`, `jsonl:<dir>` or `memory:` (default `sqlite:~/.rudder/sessions.db`). */
   store: z
     .string()
-    .regex(/^(sqlite:|jsonl:|memory:)/, 'must be a store URL: "sqlite:<path>", "jsonl:<dir>" or "memory:"')
+    .regex(
+      /^(sqlite:|jsonl:|memory:)/,
+      'must be a store URL: "sqlite:<path>", "jsonl:<dir>" or "memory:"',
+    )
     .optional(),
   /** Which tool calls run, ask, or are refused (see the approval policy of src/tools). */
   approval: approvalPolicySchema.optional(),

@@ -51,7 +51,7 @@ export function parseModelSpec(spec: string, source: string): ModelSpec {
     const known = findKnownModel(spec)
     const hint = known
       ? `did you mean "${known.provider}/${known.model}"?`
-      : `for example "deepseek/deepseek-chat", "openai/gpt-4.1", "anthropic/claude-sonnet-4-5", "ollama/qwen3:8b"`
+      : `for example "deepseek/deepseek-chat", "openai/gpt-4.1", "anthropic/claude-sonnet-5-5", "ollama/qwen3:8b"`
     throw new ConfigError(
       `${source}: model ${JSON.stringify(spec)} must be written "provider/model"; ${hint}`,
     )

@@ -80,7 +80,7 @@ function projectionsAtSteps(session: Session): Message[][] {
 const openai = () =>
   openaiCompatible({ baseURL: `${server.origin}/v1`, apiKey: 'sk-test', model: 'gpt-4.1' })
 const claude = () =>
-  anthropic({ baseURL: server.origin, apiKey: 'sk-ant-test', model: 'claude-sonnet-4-5' })
+  anthropic({ baseURL: server.origin, apiKey: 'sk-ant-test', model: 'claude-sonnet-5-5' })
 
 describe('openaiCompatible under the agent', () => {
   it('runs a parallel tool round trip; every wire request is the projection at its step', async () => {
@@ -181,7 +181,7 @@ describe('anthropic under the agent', () => {
     server.requests.forEach((request, index) => {
       const expected = toMessagesRequest(
         {
-          model: 'claude-sonnet-4-5',
+          model: 'claude-sonnet-5-5',
           system: SYSTEM,
           messages: projections[index]!,
           tools: [],

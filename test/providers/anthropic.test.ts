@@ -29,7 +29,7 @@ function provider(options: Partial<Parameters<typeof anthropic>[0]> = {}) {
   return anthropic({
     baseURL: server.origin,
     apiKey: 'sk-ant-test',
-    model: 'claude-sonnet-4-5',
+    model: 'claude-sonnet-5-5',
     ...options,
   })
 }
@@ -41,7 +41,7 @@ function firstEvents(path: string, count: number): string {
 describe('anthropic: streaming responses', () => {
   it('streams plain text, then usage with cache reads and writes, then end', async () => {
     server.reply({ kind: 'sse', text: fixture('anthropic/text.sse') })
-    const parts = await collect(provider(), requestOf({ model: 'claude-sonnet-4-5' }))
+    const parts = await collect(provider(), requestOf({ model: 'claude-sonnet-5-5' }))
     expect(parts).toEqual([
       { type: 'text-delta', text: 'The tide' },
       { type: 'text-delta', text: ' turns at noon.' },
@@ -54,9 +54,9 @@ describe('anthropic: streaming responses', () => {
     ])
     const [request] = server.requests
     expect(request?.path).toBe('/v1/messages')
-    expect(request?.body).toMatchObject({ model: 'claude-sonnet-4-5', stream: true })
+    expect(request?.body).toMatchObject({ model: 'claude-sonnet-5-5', stream: true })
     // max_tokens is required: the model's output limit from the known-model table.
-    expect(request?.body.max_tokens).toBe(64_000)
+    expect(request?.body.max_tokens).toBe(128_000)
   })
 
   it('streams parallel tool calls with their input assembled from input_json_delta fragments', async () => {

@@ -90,10 +90,10 @@ describe('loadConfig: files and precedence', () => {
     const p = place()
     const elsewhere = join(p.home, 'elsewhere')
     write(p.userFile, { model: 'openai/gpt-4.1' })
-    write(join(elsewhere, 'config.json'), { model: 'anthropic/claude-sonnet-4-5' })
+    write(join(elsewhere, 'config.json'), { model: 'anthropic/claude-sonnet-5-5' })
     const env = { RUDDER_HOME: elsewhere }
     expect(rudderHome({ ...p, env })).toBe(elsewhere)
-    expect(loadConfig({ ...p, env }).config.model).toBe('anthropic/claude-sonnet-4-5')
+    expect(loadConfig({ ...p, env }).config.model).toBe('anthropic/claude-sonnet-5-5')
   })
 })
 

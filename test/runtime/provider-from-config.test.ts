@@ -72,7 +72,7 @@ describe('resolveProvider: model selection', () => {
     const p = place({ OPENAI_API_KEY: 'sk-o', ANTHROPIC_API_KEY: 'sk-a', DEEPSEEK_API_KEY: 'sk-d' })
     write(p.userFile, { model: 'openai/gpt-4.1' })
     expect(resolveProvider(p).model).toBe('gpt-4.1')
-    write(p.projectFile, { model: 'anthropic/claude-sonnet-4-5' })
+    write(p.projectFile, { model: 'anthropic/claude-sonnet-5-5' })
     expect(resolveProvider(p).providerName).toBe('anthropic')
     expect(resolveProvider({ ...p, model: 'deepseek/deepseek-reasoner' }).model).toBe(
       'deepseek-reasoner',
@@ -81,7 +81,7 @@ describe('resolveProvider: model selection', () => {
 
   it('with no model configured, the one provider whose key is set picks its default model', () => {
     const resolved = resolveProvider(place({ ANTHROPIC_API_KEY: 'sk-a' }))
-    expect(`${resolved.providerName}/${resolved.model}`).toBe('anthropic/claude-sonnet-4-5')
+    expect(`${resolved.providerName}/${resolved.model}`).toBe('anthropic/claude-sonnet-5-5')
   })
 
   it('with no model and no single key, says how to choose one', () => {

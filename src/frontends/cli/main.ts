@@ -25,7 +25,7 @@ Usage:
 
 Options:
   --model provider/model         e.g. deepseek/deepseek-chat, openai/gpt-4.1,
-                                 anthropic/claude-sonnet-4-5, ollama/qwen3:8b
+                                 anthropic/claude-sonnet-5-5, ollama/qwen3:8b
   --provider name                a provider, or scripted:<file.json>, or replay:<session-id>
   --store url                    sqlite:<path> (default ~/.rudder/sessions.db), jsonl:<dir>, memory:
   --resume <id>                  continue a session

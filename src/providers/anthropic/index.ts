@@ -11,7 +11,7 @@ import { toMessagesRequest } from './request.js'
 import { readMessageStream } from './response.js'
 
 export type AnthropicOptions = {
-  /** The model used when a request names none (`claude-sonnet-4-5`). */
+  /** The model used when a request names none (`claude-sonnet-5-5`). */
   readonly model: string
   /** The API key. Default: the SDK's (`ANTHROPIC_API_KEY`, then its own credential lookup). */
   readonly apiKey?: string
