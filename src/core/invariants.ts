@@ -83,24 +83,29 @@ export function createLogChecker(options: LogCheckOptions = {}): LogChecker {
     boundaries[seq] = 1
   }
 
+  // Created once per checker, not per event: the checks below run on every append.
+  let out: LogProblem[] = []
+  let current: CoreEvent | undefined
+  const fail = (rule: LogRule, message: string): void => {
+    const event = current!
+    out.push({ seq: event.seq, rule, message: `seq ${event.seq} (${event.type}): ${message}` })
+  }
+  const outsideStep = (what: string): void => {
+    if (step)
+      fail(
+        'placement',
+        `${what} may not stand inside a step (step ${step.step} of turn ${step.turn} is open since seq ${step.startSeq})`,
+      )
+  }
+  const insideStep = (): StepState | undefined => {
+    if (!step) fail('placement', 'execution events may only stand inside a step (no step is open)')
+    return step
+  }
+
   function problemsOf(event: CoreEvent): LogProblem[] {
     const seq = event.seq
-    const out: LogProblem[] = []
-    const fail = (rule: LogRule, message: string) => {
-      out.push({ seq, rule, message: `seq ${seq} (${event.type}): ${message}` })
-    }
-    const outsideStep = (what: string) => {
-      if (step)
-        fail(
-          'placement',
-          `${what} may not stand inside a step (step ${step.step} of turn ${step.turn} is open since seq ${step.startSeq})`,
-        )
-    }
-    const insideStep = (): StepState | undefined => {
-      if (!step)
-        fail('placement', 'execution events may only stand inside a step (no step is open)')
-      return step
-    }
+    out = []
+    current = event
     switch (event.type) {
       case 'user/message':
         outsideStep('a user message')
