@@ -133,6 +133,7 @@ export {
 } from './runtime/workspace-context.js'
 export {
   type CreateOptions,
+  defaultStoreUrl,
   type JsonlSource,
   type ListOptions,
   openStore,
