@@ -13,6 +13,7 @@ import {
   type HookName,
   messageOf,
   type PendingItem,
+  planCrashRepair,
   RudderError,
   type SendOptions,
   type Session,
@@ -493,6 +494,7 @@ export function createAgent(options: AgentOptions): Agent {
         ? error
         : new RudderError('INTERNAL', messageOf(error), { cause: error })
     reportError('agent', error)
+    closeOpenTurn()
     const message = { code: fatal.code, message: fatal.message }
     for (const settle of failed?.settlements ?? []) settle()
     for (const entry of failed?.carried ?? [])
@@ -500,6 +502,20 @@ export function createAgent(options: AgentOptions): Agent {
     if (failed?.admitting) finish(failed.admitting, { status: 'discarded', reason: 'disposed' })
     for (const entry of [...outbox.splice(0), ...queue.splice(0)])
       finish(entry, { status: 'discarded', reason: 'disposed' })
+  }
+
+  /** After a fatal error, close the turn as crash repair would, if the session still takes appends. */
+  function closeOpenTurn(): void {
+    const plan = planCrashRepair(session.events)
+    if (!plan) return
+    try {
+      for (const [type, data] of plan.appends) session.append(type, data as never)
+      session.flush().catch(() => {
+        // The store that failed may fail again; reopening the session repairs its log.
+      })
+    } catch {
+      // A session that no longer takes appends is repaired when it is opened again.
+    }
   }
 
   function discardPending(cause: 'cancel' | 'dispose', keepQueue: boolean): Cancellation {

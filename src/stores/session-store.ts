@@ -7,8 +7,10 @@ import { randomUUID } from 'node:crypto'
 import {
   createLogChecker,
   FORMAT_VERSION,
+  forkCut,
   type LogChecker,
   openLiveSession,
+  planCrashRepair,
   RudderError,
   type SessionEvent,
   type SessionHeader,
@@ -32,7 +34,6 @@ import type {
   StoredSession,
   StoreOptions,
 } from './store.js'
-import { forkCut, planCrashRepair } from './turn-boundaries.js'
 import { createWriteBehindSink } from './write-behind.js'
 
 /** Builds a store over `backend`. The store owns the backend and closes it. */

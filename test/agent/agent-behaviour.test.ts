@@ -4,8 +4,10 @@ import {
   type AgentNotification,
   createAgent,
   createSession,
+  openLiveSession,
   type Provider,
   RudderError,
+  StoreError,
   type UserMessageData,
 } from '../../src/index.js'
 import { scriptedProvider } from '../../src/testing.js'
@@ -325,6 +327,39 @@ describe('lifecycle', () => {
       },
     ])
     expect(h.session.events[1]!.data).toMatchObject({ id: prompt.id })
+  })
+})
+
+describe('a store that cannot write', () => {
+  it('stops the agent with a clear error, closes the turn in the log, and refuses later calls', async () => {
+    let failFlush = false
+    const session = openLiveSession({
+      header: { id: 'failing', formatVersion: 1, createdAt: 0 },
+      events: [],
+      checkInvariants: true,
+      sink: {
+        write: () => {},
+        flush: () =>
+          failFlush
+            ? Promise.reject(new StoreError('disk full while writing /tmp/x'))
+            : Promise.resolve(),
+        close: () => Promise.resolve(),
+      },
+    })
+    const h = agentHarness([{ text: 'never' }], { session })
+    failFlush = true
+    const result = await h.agent.send('P').result
+    expect(result).toMatchObject({
+      status: 'error',
+      error: { code: 'STORE', message: 'disk full while writing /tmp/x' },
+    })
+    // The request was never sent: the durability point before it failed.
+    expect(h.provider.requests).toHaveLength(0)
+    expect(h.notation()).toBe('T+1 U(P) S+1 H S-1 T-1(interrupted)')
+    expect(() => h.agent.send('again')).toThrowError(/stopped after an error \(disk full/)
+    expect(h.notifications).toContainEqual(
+      expect.objectContaining({ type: 'listener/error', source: 'agent' }),
+    )
   })
 })
 

@@ -3,15 +3,9 @@
  * fork may cut (SPEC §9.4). Pure functions of the events; they look back only as far as the
  * last turn boundary.
  */
-import {
-  assertNever,
-  type EventMap,
-  type EventType,
-  isCoreEvent,
-  RudderError,
-  type SessionEvent,
-  type ToolCallBlock,
-} from '../core/index.js'
+import { assertNever, RudderError } from './errors.js'
+import { type EventMap, type EventType, isCoreEvent, type SessionEvent } from './events.js'
+import type { ToolCallBlock } from './values.js'
 
 /** An append the repair makes, in order. */
 export type RepairAppend = { [K in EventType]: readonly [K, EventMap[K]] }[EventType]

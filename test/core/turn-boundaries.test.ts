@@ -3,7 +3,7 @@
  * a fork cuts by default (SPEC §9.4).
  */
 import { describe, expect, it } from 'vitest'
-import { defaultCut, openTurnStart, planCrashRepair } from '../../src/stores/turn-boundaries.js'
+import { defaultCut, openTurnStart, planCrashRepair } from '../../src/core/turn-boundaries.js'
 import {
   assistant,
   buildLog,
