@@ -25,8 +25,16 @@ if (args.length === 1 && (args[0] === '--version' || args[0] === '-v')) {
     cwd: process.cwd(),
     home: homedir(),
     onInterrupt(handler) {
-      process.on('SIGINT', handler)
-      return () => process.off('SIGINT', handler)
+      // The first Ctrl-C cancels cleanly; a second one quits at once, in case something
+      // (a tool ignoring its abort signal) keeps the cancel from finishing.
+      let count = 0
+      const listener = () => {
+        if (++count === 1) return handler()
+        process.stderr.write('rudder: interrupted again; quitting without waiting for the turn to end\n')
+        process.exit(130)
+      }
+      process.on('SIGINT', listener)
+      return () => process.off('SIGINT', listener)
     },
   }
   process.exitCode = await cli.main(args, io)
