@@ -30,7 +30,9 @@ if (args.length === 1 && (args[0] === '--version' || args[0] === '-v')) {
       let count = 0
       const listener = () => {
         if (++count === 1) return handler()
-        process.stderr.write('rudder: interrupted again; quitting without waiting for the turn to end\n')
+        process.stderr.write(
+          'rudder: interrupted again; quitting without waiting for the turn to end\n',
+        )
         process.exit(130)
       }
       process.on('SIGINT', listener)
