@@ -63,22 +63,27 @@ export async function runToolBatch(
   let concludesTurn = false
   try {
     for (const group of executionGroups(plans)) {
-      if (context.signal.aborted) {
-        for (const index of group) outcomes[index]!.resolve(canceledBeforeStart(calls[index]!))
-        continue
-      }
+      // A cancel can arrive while the group's tool/call events are appended (an observer of
+      // them may cancel): calls not logged as started by then never start.
+      const started: number[] = []
       for (const index of group) {
+        if (context.signal.aborted) {
+          outcomes[index]!.resolve(canceledBeforeStart(calls[index]!))
+          continue
+        }
         const plan = plans[index] as Runnable
         context.session.append('tool/call', {
           callId: calls[index]!.id,
           name: calls[index]!.name,
           args: plan.rawArgs,
         })
+        started.push(index)
       }
+      if (started.length === 0) continue
       // Durability point: a tool's side effects never precede the record that it started.
       await context.session.flush()
       await Promise.all(
-        group.map(async (index) => {
+        started.map(async (index) => {
           const outcome = await executeCall(
             context,
             turn,

@@ -360,6 +360,27 @@ describe('tool execution', () => {
     expect(h.notation()).toBe('T+1 U(P) S+1 H A TC(c1) TC(c2) TR(c1) TR(c2) S-1 T-1(canceled)')
   })
 
+  it('never starts a call of the group once an observer of an earlier tool/call cancels', async () => {
+    const ran: string[] = []
+    const work = toolWith('work', (ctx) => {
+      ran.push(ctx.callId)
+    })
+    const h = agentHarness([{ toolCalls: [call('c1', 'work', {}), call('c2', 'work', {})] }], {
+      tools: [work],
+    })
+    h.session.subscribe((event) => {
+      if (event.type === 'tool/call' && (event.data as { callId: string }).callId === 'c1')
+        h.agent.cancel()
+    })
+    await h.agent.send('P').result
+    expect(h.notation()).toBe('T+1 U(P) S+1 H A TC(c1) TR(c1) TR(c2) S-1 T-1(canceled)')
+    expect(results(h.session.events)[1]).toMatchObject({
+      callId: 'c2',
+      error: { code: 'canceled' },
+    })
+    expect(ran).toEqual(['c1'])
+  })
+
   it('gives calls after a running exclusive call canceled results when the turn is canceled', async () => {
     const started = gate()
     const tool = toolWith(
