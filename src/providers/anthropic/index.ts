@@ -3,9 +3,9 @@
  */
 import type Anthropic from '@anthropic-ai/sdk'
 import { checkBaseURL } from '../base-url.js'
-import { abortedPart } from '../failure.js'
 import { findKnownModel } from '../known-models.js'
 import type { ModelRequest, Provider, StreamPart } from '../provider.js'
+import { streamThroughSdk } from '../sdk-stream.js'
 import { type AnthropicSdk, messagesFailurePart } from './errors.js'
 import { toMessagesRequest } from './request.js'
 import { readMessageStream } from './response.js'
@@ -81,32 +81,20 @@ export function anthropic(options: AnthropicOptions): Provider {
 
 type Connection = { readonly sdk: AnthropicSdk; readonly client: Anthropic }
 
-async function* streamMessages(
+function streamMessages(
   connect: () => Promise<Connection>,
   id: string,
   maxTokens: number,
   request: ModelRequest,
   signal: AbortSignal,
 ): AsyncGenerator<StreamPart, void, undefined> {
-  if (signal.aborted) {
-    yield abortedPart(id)
-    return
-  }
-  // Owned here: aborts the HTTP request when the caller aborts or stops iterating early.
-  const controller = new AbortController()
-  const onAbort = () => controller.abort(signal.reason)
-  signal.addEventListener('abort', onAbort, { once: true })
-  let sdk: AnthropicSdk | undefined
-  try {
-    const connected = await connect()
-    sdk = connected.sdk
-    const body = toMessagesRequest(request, maxTokens)
-    const events = await connected.client.messages.create(body, { signal: controller.signal })
-    yield* readMessageStream(events, id, signal)
-  } catch (error) {
-    yield messagesFailurePart(error, id, signal, sdk)
-  } finally {
-    signal.removeEventListener('abort', onAbort)
-    controller.abort()
-  }
+  return streamThroughSdk({
+    id,
+    signal,
+    connect,
+    send: ({ client }, abort) =>
+      client.messages.create(toMessagesRequest(request, maxTokens), { signal: abort }),
+    read: (events) => readMessageStream(events, id, signal),
+    fail: (error, sdk) => messagesFailurePart(error, id, signal, sdk),
+  })
 }

@@ -5,8 +5,8 @@
 import type OpenAI from 'openai'
 import { ConfigError } from '../../core/index.js'
 import { checkBaseURL } from '../base-url.js'
-import { abortedPart } from '../failure.js'
 import type { ModelRequest, Provider, StreamPart } from '../provider.js'
+import { streamThroughSdk } from '../sdk-stream.js'
 import { type FetchFunction, withNormalizedErrorBodies } from './error-bodies.js'
 import { chatFailurePart, type OpenAISdk } from './errors.js'
 import { type ChatDialect, toChatRequest } from './request.js'
@@ -100,36 +100,22 @@ export function openaiCompatible(options: OpenAICompatibleOptions): Provider {
 
 type Connection = { readonly sdk: OpenAISdk; readonly client: OpenAI }
 
-async function* streamChat(
+function streamChat(
   connect: () => Promise<Connection>,
   id: string,
   dialect: ChatDialect,
   request: ModelRequest,
   signal: AbortSignal,
 ): AsyncGenerator<StreamPart, void, undefined> {
-  if (signal.aborted) {
-    yield abortedPart(id)
-    return
-  }
-  // Owned here: aborts the HTTP request when the caller aborts or stops iterating early.
-  const controller = new AbortController()
-  const onAbort = () => controller.abort(signal.reason)
-  signal.addEventListener('abort', onAbort, { once: true })
-  let sdk: OpenAISdk | undefined
-  try {
-    const connected = await connect()
-    sdk = connected.sdk
-    const body = toChatRequest(request, dialect)
-    const chunks = await connected.client.chat.completions.create(body, {
-      signal: controller.signal,
-    })
-    yield* readChatStream(chunks, id, signal)
-  } catch (error) {
-    yield chatFailurePart(error, id, signal, sdk)
-  } finally {
-    signal.removeEventListener('abort', onAbort)
-    controller.abort()
-  }
+  return streamThroughSdk({
+    id,
+    signal,
+    connect,
+    send: ({ client }, abort) =>
+      client.chat.completions.create(toChatRequest(request, dialect), { signal: abort }),
+    read: (chunks) => readChatStream(chunks, id, signal),
+    fail: (error, sdk) => chatFailurePart(error, id, signal, sdk),
+  })
 }
 
 function hostOf(url: string): string {
