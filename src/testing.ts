@@ -1,6 +1,6 @@
 /**
  * `rudder/testing`: the scripted provider, a documented provider for tests, demos and bug
- * reports (SPEC §8).
+ * reports (docs/spec.md §8).
  */
 
 export { scriptedProviderFromFile } from './providers/scripted/script-file.js'

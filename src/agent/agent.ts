@@ -1,5 +1,5 @@
 /**
- * `createAgent` (SPEC §5): the queue of direct prompts, the outbox of staged steering and
+ * `createAgent` (docs/spec.md §5): the queue of direct prompts, the outbox of staged steering and
  * contexts, the acceptance window, prompt admission, cancel, continue and dispose. The steps of
  * a turn live in turn.ts and the tools of a step in tool-batch.ts.
  */
@@ -71,7 +71,7 @@ export type AgentOptions = {
   readonly compaction?: CompactionOptions
 }
 
-/** The agent (SPEC §5.1). */
+/** The agent (docs/spec.md §5.1). */
 export interface Agent extends ToolAgent {
   readonly session: Session
   readonly status: AgentStatus
@@ -84,7 +84,7 @@ export interface Agent extends ToolAgent {
   /** Queues a turn without a new prompt. */
   continue(): Delivery
   /**
-   * Summarizes older history into a `compaction` event (SPEC §10). Runs between turns, after
+   * Summarizes older history into a `compaction` event (docs/spec.md §10). Runs between turns, after
    * whatever is already queued; resolves with what happened.
    */
   compact(options?: { readonly instructions?: string }): Promise<CompactResult>
@@ -249,7 +249,7 @@ export function createAgent(options: AgentOptions): Agent {
     )
   }
 
-  /** Appends the outbox in acceptance order (SPEC §5.4); true if any steering was appended. */
+  /** Appends the outbox in acceptance order (docs/spec.md §5.4); true if any steering was appended. */
   function drain(turn: number): boolean {
     let steered = false
     while (outbox.length > 0) {
@@ -264,7 +264,7 @@ export function createAgent(options: AgentOptions): Agent {
     return steered
   }
 
-  /** The window closed with no turn to carry the outbox (SPEC §5.3 step 4). */
+  /** The window closed with no turn to carry the outbox (docs/spec.md §5.3 step 4). */
   function settleOutbox(): void {
     // Steering waits for the next admitted prompt, and keeps its contexts in acceptance order.
     if (outbox.some((entry) => entry.kind === 'steering')) return

@@ -1,5 +1,5 @@
 /**
- * Compaction (SPEC §10): a model call summarizes history before a cut, and a `compaction`
+ * Compaction (docs/spec.md §10): a model call summarizes history before a cut, and a `compaction`
  * event makes the projection `[summary] + events from firstKeptSeq`. The full history stays in
  * the log; the summarizing request is recorded in the event.
  */

@@ -1,5 +1,5 @@
 /**
- * The extension points of SPEC §6: their event and result types, the registry behind
+ * The extension points of docs/spec.md §6: their event and result types, the registry behind
  * `agent.on`, and the waterfall and serial runners.
  */
 import type { ContentBlock, HookName, JsonValue, UserMessageData } from '../core/index.js'

@@ -1,5 +1,5 @@
 /**
- * Live, non-durable notifications (`agent.subscribe`, SPEC §5.6). Durable events come from
+ * Live, non-durable notifications (`agent.subscribe`, docs/spec.md §5.6). Durable events come from
  * `session.subscribe`; these carry what never reaches the log.
  */
 import type { DeliveryResult, JsonValue } from '../core/index.js'

@@ -1,5 +1,5 @@
 /**
- * The retry policy for retryable provider failures (SPEC §8): exponential backoff with jitter,
+ * The retry policy for retryable provider failures (docs/spec.md §8): exponential backoff with jitter,
  * honouring the provider's `retry-after`.
  */
 

@@ -1,5 +1,5 @@
 /**
- * Runs the tool calls of one assistant message (SPEC §7, §6.3, §6.4): every call gets exactly
+ * Runs the tool calls of one assistant message (docs/spec.md §7, §6.3, §6.4): every call gets exactly
  * one result, results are logged in call order, parallel calls run together and exclusive
  * ones alone, and contexts returned by `tool-post` are staged so they follow all results.
  */

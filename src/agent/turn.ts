@@ -1,5 +1,5 @@
 /**
- * One turn after admission (SPEC §5.4): steps, the drain points, `turn-stopping`, and the
+ * One turn after admission (docs/spec.md §5.4): steps, the drain points, `turn-stopping`, and the
  * end of the turn. The turn ends by closing the window and appending `turn/end` in one
  * synchronous stretch, so nothing staged can slip between the last drain and the end.
  */

@@ -1,5 +1,5 @@
 /**
- * The outcomes of input handed to an agent (SPEC §5.1). Plain types, here so that tools and
+ * The outcomes of input handed to an agent (docs/spec.md §5.1). Plain types, here so that tools and
  * front ends can name them without depending on the agent.
  */
 import type { UserMessageData } from './values.js'

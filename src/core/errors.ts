@@ -11,7 +11,7 @@ export type RudderErrorCode =
   | 'INVALID_INPUT'
   /** An event type that is neither a core type nor marked `ignorable`. */
   | 'UNKNOWN_EVENT_TYPE'
-  /** An append would break an invariant of SPEC §3.3. */
+  /** An append would break an invariant of docs/spec.md §3.3. */
   | 'INVARIANT_VIOLATION'
   /** A stored log cannot be read as written. */
   | 'LOG_CORRUPT'

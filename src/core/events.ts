@@ -1,5 +1,5 @@
 /**
- * The event vocabulary of the session log (SPEC §3): one map from event type to its data,
+ * The event vocabulary of the session log (docs/spec.md §3): one map from event type to its data,
  * one envelope, and the reasons a turn ends.
  */
 import type {
@@ -93,7 +93,7 @@ export type EventMap = {
   }
 }
 
-/** The core event types, in the order of SPEC §3.2. */
+/** The core event types, in the order of docs/spec.md §3.2. */
 export const EVENT_TYPES = [
   'user/message',
   'steering/message',
@@ -148,7 +148,7 @@ export type SessionHeader = {
 
 const CORE_TYPES: ReadonlySet<string> = new Set(EVENT_TYPES)
 
-/** Whether `type` is one of the core event types of SPEC §3.2. */
+/** Whether `type` is one of the core event types of docs/spec.md §3.2. */
 export function isEventType(type: string): type is EventType {
   return CORE_TYPES.has(type)
 }

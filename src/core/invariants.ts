@@ -1,5 +1,5 @@
 /**
- * The log invariants of SPEC §3.3 (rules 1–3), checked incrementally: `createLogChecker()`
+ * The log invariants of docs/spec.md §3.3 (rules 1–3), checked incrementally: `createLogChecker()`
  * costs O(size of the event) per event, so a live session can check every append.
  */
 import { type CoreEvent, isCoreEvent, type SessionEvent } from './events.js'
@@ -71,7 +71,7 @@ export function createLogChecker(options: LogCheckOptions = {}): LogChecker {
   let lastTurn = 0
   let openTurn: { turn: number; seq: number; lastStep: number } | undefined
   let step: StepState | undefined
-  // Seqs that may be a compaction's firstKeptSeq (SPEC §10), one byte per event.
+  // Seqs that may be a compaction's firstKeptSeq (docs/spec.md §10), one byte per event.
   let boundaries = new Uint8Array(1024)
 
   function markBoundary(seq: number): void {

@@ -1,5 +1,5 @@
 /**
- * The projection of SPEC §4 and §10: the log folded into the provider-neutral transcript the
+ * The projection of docs/spec.md §4 and §10: the log folded into the provider-neutral transcript the
  * model sees. Verbatim: content is passed by reference from the events, nothing is added.
  */
 import { assertNever } from './errors.js'

@@ -37,7 +37,7 @@ export interface Session {
   append<T extends EventType>(type: T, data: EventMap[T]): CoreEvent<T>
   /** Appends a plugin's own event type; it must be `ignorable` so older readers can skip it. */
   append(type: string, data: JsonValue, options: { ignorable: true }): ExtensionEvent
-  /** The projection of the whole log (SPEC §4), kept incrementally. */
+  /** The projection of the whole log (docs/spec.md §4), kept incrementally. */
   messages(): readonly Message[]
   /** Notified of every event appended after subscribing. Returns an unsubscribe function. */
   subscribe(listener: SessionListener): () => void
@@ -65,7 +65,7 @@ export type CreateSessionOptions = {
   readonly cwd?: string
   readonly title?: string
   readonly parent?: SessionHeader['parent']
-  /** Check every append against the invariants of SPEC §3.3 and refuse violations. */
+  /** Check every append against the invariants of docs/spec.md §3.3 and refuse violations. */
   readonly checkInvariants?: boolean
   /** The clock for event times (epoch ms). */
   readonly now?: () => number

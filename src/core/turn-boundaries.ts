@@ -1,6 +1,6 @@
 /**
- * Turn boundaries of a stored log: closing a turn left open by a crash (SPEC §9.3) and where a
- * fork may cut (SPEC §9.4). Pure functions of the events; they look back only as far as the
+ * Turn boundaries of a stored log: closing a turn left open by a crash (docs/spec.md §9.3) and where a
+ * fork may cut (docs/spec.md §9.4). Pure functions of the events; they look back only as far as the
  * last turn boundary.
  */
 import { assertNever, RudderError } from './errors.js'
@@ -31,7 +31,7 @@ export function openTurnStart(
 }
 
 /**
- * The seq a fork cuts at (SPEC §9.4): `atSeq`, or by default the last seq not inside an open
+ * The seq a fork cuts at (docs/spec.md §9.4): `atSeq`, or by default the last seq not inside an open
  * turn (−1 if there is none). Throws `INVALID_INPUT` past the end and `OPEN_TURN` for a cut
  * that leaves a turn open.
  */

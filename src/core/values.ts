@@ -1,5 +1,5 @@
 /**
- * The values of the session log (SPEC §2): content blocks, message sources and the data
+ * The values of the session log (docs/spec.md §2): content blocks, message sources and the data
  * callers hand to `send`, `steer` and `inject`. Everything here is plain JSON.
  */
 
@@ -33,7 +33,7 @@ export type ToolCallBlock = {
 /** Assistant-side content. */
 export type AssistantBlock = TextBlock | ThinkingBlock | ToolCallBlock
 
-/** The names of the extension points (SPEC §6). */
+/** The names of the extension points (docs/spec.md §6). */
 export type HookName =
   | 'prompt-submit'
   | 'step'

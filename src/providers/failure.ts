@@ -1,5 +1,5 @@
 /**
- * Turning a failed model call into the one final `error` part of a stream (SPEC §8): which
+ * Turning a failed model call into the one final `error` part of a stream (docs/spec.md §8): which
  * failures are worth retrying, when the prompt was too long, and how long the provider asked us
  * to wait. Shared by every HTTP adapter; the adapters only extract a `HttpFailure` from their
  * SDK's error classes.
@@ -41,7 +41,7 @@ const TRANSIENT_CODES = new Set([
   'rate_limit_exceeded',
 ])
 
-/** Whether an HTTP status is worth retrying: 408, 429 and every 5xx (SPEC §8). */
+/** Whether an HTTP status is worth retrying: 408, 429 and every 5xx (docs/spec.md §8). */
 export function isRetryableStatus(status: number): boolean {
   return status === 408 || status === 429 || status >= 500
 }

@@ -1,5 +1,5 @@
 /**
- * The provider interface (SPEC §8): one method that streams a model response as parts.
+ * The provider interface (docs/spec.md §8): one method that streams a model response as parts.
  * Once streaming, a provider does not throw: failures become a final `error` part.
  */
 import type { JsonObject, JsonValue, Message, StopReason, ToolSpec, Usage } from '../core/index.js'

@@ -1,5 +1,5 @@
 /**
- * The stored form of an event, shared by JSONL lines and SQLite rows: the envelope of SPEC §3.1
+ * The stored form of an event, shared by JSONL lines and SQLite rows: the envelope of docs/spec.md §3.1
  * as one line of JSON, with payloads that would make the line larger than 1 MiB moved to
  * content-addressed blobs and referenced from a `blobs` list beside `data` (decision 0012).
  */

@@ -1,5 +1,5 @@
 /**
- * Checking what a store reads back (SPEC §3.1, §3.3): the header's format version and shape,
+ * Checking what a store reads back (docs/spec.md §3.1, §3.3): the header's format version and shape,
  * each event's type and data, and the log invariants, one event at a time.
  */
 import {
@@ -105,7 +105,7 @@ export function locate(error: unknown, location: string, hint: string): unknown 
     : new RudderError('UNKNOWN_EVENT_TYPE', `${location}: ${error.message}`)
 }
 
-/** The error an append that breaks an invariant (SPEC §3.3) gets, as the live session words it. */
+/** The error an append that breaks an invariant (docs/spec.md §3.3) gets, as the live session words it. */
 export function invariantViolation(
   event: SessionEvent,
   problems: readonly LogProblem[],

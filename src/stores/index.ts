@@ -1,5 +1,5 @@
 /**
- * Durable sessions (SPEC §9): `openStore(url)` and the store types.
+ * Durable sessions (docs/spec.md §9): `openStore(url)` and the store types.
  */
 export { openStore } from './open-store.js'
 export type {

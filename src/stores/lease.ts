@@ -1,5 +1,5 @@
 /**
- * The writer lease (SPEC §9.1): one process writes a session at a time. A lease names its
+ * The writer lease (docs/spec.md §9.1): one process writes a session at a time. A lease names its
  * holder's pid and host; a lease whose holder is dead is taken over. Readers never take one.
  */
 import { readFileSync } from 'node:fs'

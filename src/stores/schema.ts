@@ -1,6 +1,6 @@
 /**
  * zod schemas for what a store reads back: the header, the stored envelope and the data of
- * each core event type (SPEC §3). Files and rows are a trust boundary: anything read is checked
+ * each core event type (docs/spec.md §3). Files and rows are a trust boundary: anything read is checked
  * here before the live session or the projection sees it.
  *
  * Data objects are loose (unknown keys are kept) because `append` accepts any plain JSON and a
@@ -117,7 +117,7 @@ export const blobReference = z.strictObject({
 })
 export type BlobReference = z.infer<typeof blobReference>
 
-/** One stored event: the envelope of SPEC §3.1 plus references to externalized payloads. */
+/** One stored event: the envelope of docs/spec.md §3.1 plus references to externalized payloads. */
 export const storedEnvelope = z.strictObject({
   seq: integer.nonnegative(),
   time: finite,
@@ -127,7 +127,7 @@ export const storedEnvelope = z.strictObject({
   blobs: z.array(blobReference).min(1).optional(),
 })
 
-/** The session header (SPEC §3.1), checked after `formatVersion` (see `readHeader`). */
+/** The session header (docs/spec.md §3.1), checked after `formatVersion` (see `readHeader`). */
 export const headerSchema = z.strictObject({
   id: z.string().min(1),
   formatVersion: integer.positive(),

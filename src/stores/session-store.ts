@@ -1,6 +1,6 @@
 /**
  * The one `SessionStore` implementation, over any backend: create, open with crash repair,
- * read without a lease, fork, list, search, export/import and salvage. The rules of SPEC §9
+ * read without a lease, fork, list, search, export/import and salvage. The rules of docs/spec.md §9
  * live here once; backends only move bytes.
  */
 import { randomUUID } from 'node:crypto'

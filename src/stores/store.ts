@@ -1,5 +1,5 @@
 /**
- * The store interface of SPEC §9.1 and the types it hands out. One implementation
+ * The store interface of docs/spec.md §9.1 and the types it hands out. One implementation
  * (`session-store.ts`) runs over three backends: memory, JSONL and SQLite.
  */
 import type { Session, SessionEvent, SessionHeader } from '../core/index.js'
@@ -97,7 +97,7 @@ export type StoreOptions = {
   /** The clock for event times and `createdAt` (epoch ms). */
   readonly now?: () => number
   /**
-   * Check every append against the invariants of SPEC §3.3 and the event schemas, so a store
+   * Check every append against the invariants of docs/spec.md §3.3 and the event schemas, so a store
    * never writes a log it would refuse to open (default true).
    */
   readonly checkInvariants?: boolean
@@ -106,7 +106,7 @@ export type StoreOptions = {
 
 export type CreateOptions = { readonly cwd?: string; readonly title?: string }
 
-/** A place sessions live (SPEC §9). Every method of a closed store rejects with `DISPOSED`. */
+/** A place sessions live (docs/spec.md §9). Every method of a closed store rejects with `DISPOSED`. */
 export interface SessionStore {
   /** The URL the store was opened with, normalized (`sqlite:/abs/path`, `jsonl:/abs/dir`, `memory:`). */
   readonly url: string
@@ -114,7 +114,7 @@ export interface SessionStore {
   create(options?: CreateOptions): Promise<StoredSession>
   /**
    * Takes the writer lease, loads and validates the log, cuts a torn JSONL tail and closes a
-   * turn left open by a crash (SPEC §9.3), appending the repair so it is visible and durable.
+   * turn left open by a crash (docs/spec.md §9.3), appending the repair so it is visible and durable.
    * Throws `SESSION_NOT_FOUND`, `SessionBusyError` (another live process or session holds the
    * lease), `LogCorruptError` (damage before the tail: file, line or seq, and the hint
    * `rudder sessions repair <id>`), `FORMAT_TOO_NEW`, or `UNKNOWN_EVENT_TYPE`.

@@ -1,5 +1,5 @@
 /**
- * The write-behind sink of a stored session (SPEC §9.1 durability points). Appends are
+ * The write-behind sink of a stored session (docs/spec.md §9.1 durability points). Appends are
  * buffered; `flush()` writes the buffer as one batch and makes it durable (one fdatasync or
  * one commit); a timer flushes at most `windowMs` after the first unflushed append. A flush
  * with nothing new costs nothing, so callers may flush at every durability point.

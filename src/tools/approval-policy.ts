@@ -1,7 +1,7 @@
 /**
  * The approval policy: which tool calls run, which need a person's approval and which are
  * refused, as plain configuration. `decide` is a pure function whose result has the shape of
- * a `tool-pre` result (SPEC §6.3), so an agent hook can return it as is.
+ * a `tool-pre` result (docs/spec.md §6.3), so an agent hook can return it as is.
  *
  * Bash rules match each simple command of a command line (split at `;`, `&&`, `||`, `|`, `&`,
  * newlines, parentheses and backticks, outside quotes), and the strictest outcome wins, so

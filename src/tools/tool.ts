@@ -1,5 +1,5 @@
 /**
- * The tool interface (SPEC §7). A tool validates the model's arguments itself, so the agent
+ * The tool interface (docs/spec.md §7). A tool validates the model's arguments itself, so the agent
  * can log an error result that tells the model what to fix.
  */
 import type {

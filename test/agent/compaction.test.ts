@@ -1,4 +1,4 @@
-/** Compaction (SPEC §10): manual between turns, automatic before a step, and after an overflow. */
+/** Compaction (docs/spec.md §10): manual between turns, automatic before a step, and after an overflow. */
 import { describe, expect, it } from 'vitest'
 import { checkLog, project, textOf } from '../../src/index.js'
 import { agentHarness } from '../support/agent-harness.js'

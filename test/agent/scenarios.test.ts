@@ -1,5 +1,5 @@
 /**
- * The conformance scenarios of SPEC §13 (1–24, 28, 29) as tests over the log. Scenario 28 (each
+ * The conformance scenarios of docs/spec.md §13 (1–24, 28, 29) as tests over the log. Scenario 28 (each
  * request equals the projection at its step/start) is verified after every test by the harness.
  */
 import { describe, expect, it } from 'vitest'
@@ -23,7 +23,7 @@ const firstDelta = (notifications: AgentNotification[]) =>
     check()
   })
 
-describe('SPEC §13 conformance scenarios', () => {
+describe('docs/spec.md §13 conformance scenarios', () => {
   it('1. simple turn', async () => {
     const h = agentHarness([{ text: 'hello' }])
     const result = await h.agent.send('P').result

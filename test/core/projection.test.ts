@@ -78,7 +78,7 @@ describe('project', () => {
     ])
   })
 
-  it('replaces history before firstKeptSeq with the summary (SPEC §10)', () => {
+  it('replaces history before firstKeptSeq with the summary (docs/spec.md §10)', () => {
     const log = buildLog([
       user('old'), // 0
       turnStart(1),

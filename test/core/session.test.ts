@@ -102,7 +102,7 @@ describe('createSession', () => {
   })
 })
 
-describe('subscribe: order and re-entrancy (SPEC §5.6)', () => {
+describe('subscribe: order and re-entrancy (docs/spec.md §5.6)', () => {
   it('delivers each event once, in seq order, even when listeners append while notified', () => {
     const session = createSession()
     const seen: Record<string, number[]> = { a: [], b: [] }

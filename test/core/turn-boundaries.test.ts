@@ -1,6 +1,6 @@
 /**
- * The turn-boundary rules as pure functions: what closes a crashed turn (SPEC §9.3) and where
- * a fork cuts by default (SPEC §9.4).
+ * The turn-boundary rules as pure functions: what closes a crashed turn (docs/spec.md §9.3) and where
+ * a fork cuts by default (docs/spec.md §9.4).
  */
 import { describe, expect, it } from 'vitest'
 import { defaultCut, openTurnStart, planCrashRepair } from '../../src/core/turn-boundaries.js'

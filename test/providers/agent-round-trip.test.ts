@@ -1,7 +1,7 @@
 /**
  * Each adapter under the real agent: a tool round trip, and retries announced by the agent,
  * through the local wire server. Every wire request is checked against the projection of the
- * log at its step (SPEC §3.3 rule 4), converted by the adapter.
+ * log at its step (docs/spec.md §3.3 rule 4), converted by the adapter.
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { z } from 'zod'

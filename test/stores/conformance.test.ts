@@ -1,5 +1,5 @@
 /**
- * The store conformance suite (SPEC §9, scenarios 25, 26, 27 and 30), run against every store:
+ * The store conformance suite (docs/spec.md §9, scenarios 25, 26, 27 and 30), run against every store:
  * memory, JSONL and SQLite, with real files in temp directories.
  */
 import fc from 'fast-check'

@@ -2,7 +2,7 @@
  * End to end: an agent in a child process over a SQLite or JSONL store is SIGKILLed (a) while
  * the model streams, (b) inside a side-effecting tool body, (c) between turns right after an
  * idle inject. Reopening shows the exact repaired tail, the injected message is kept, and a
- * resumed `send` works (SPEC scenarios 25, 27 and 30).
+ * resumed `send` works (docs/spec.md scenarios 25, 27 and 30).
  */
 import { describe, expect, it } from 'vitest'
 import { checkLog, type SessionEvent } from '../../src/index.js'

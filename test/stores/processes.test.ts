@@ -1,5 +1,5 @@
 /**
- * One writer per session across processes (SPEC §9.1): a second process is refused with the
+ * One writer per session across processes (docs/spec.md §9.1): a second process is refused with the
  * holder's pid, readers are not, and a lease left by a killed process is taken over.
  */
 import { describe, expect, it } from 'vitest'

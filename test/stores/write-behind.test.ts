@@ -1,6 +1,6 @@
 /**
  * The write-behind sink: batching, the flush window, flushes that cost nothing when nothing is
- * new, and a failed write that stops everything after it (SPEC §9.1).
+ * new, and a failed write that stops everything after it (docs/spec.md §9.1).
  */
 import { afterEach, describe, expect, it, vi } from 'vitest'
 import { type SessionEvent, StoreError } from '../../src/index.js'

@@ -1,7 +1,7 @@
 /**
  * A harness for agent tests. Every harness is verified after its test (see verify-agents.ts):
  * the log keeps every invariant, and each request the scripted provider received equals the
- * projection of the log at its `step/start` plus the latest `request/header` (SPEC scenario 28).
+ * projection of the log at its `step/start` plus the latest `request/header` (docs/spec.md scenario 28).
  */
 import {
   type Agent,
@@ -24,7 +24,7 @@ export type Harness = {
   readonly provider: ScriptedProvider
   readonly agent: Agent
   readonly notifications: AgentNotification[]
-  /** The log in the notation of SPEC §13, e.g. `T+1 U(P) S+1 H A S-1 T-1(completed)`. */
+  /** The log in the notation of docs/spec.md §13, e.g. `T+1 U(P) S+1 H A S-1 T-1(completed)`. */
   notation(from?: number): string
   /** The texts of the messages of request `index`, one string per message. */
   requestTexts(index: number): string[]
@@ -69,7 +69,7 @@ export function requestTexts(request: ModelRequest): string[] {
   })
 }
 
-/** Writes events in the notation of SPEC §13. */
+/** Writes events in the notation of docs/spec.md §13. */
 export function notation(events: readonly SessionEvent[]): string {
   return events
     .map((event) => {

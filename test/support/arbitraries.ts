@@ -1,6 +1,6 @@
 /**
  * fast-check arbitraries for valid session logs. A log is generated as a plan of random
- * choices, then assembled, so every generated log satisfies SPEC §3.3 by construction.
+ * choices, then assembled, so every generated log satisfies docs/spec.md §3.3 by construction.
  */
 import fc from 'fast-check'
 import type { EventMap, JsonValue, SessionEvent } from '../../src/index.js'

@@ -1,5 +1,5 @@
 /**
- * `rudder "task"`: one task, headless (SPEC §11). stdout gets the final assistant text (or,
+ * `rudder "task"`: one task, headless (docs/spec.md §11). stdout gets the final assistant text (or,
  * with --json, the event stream); stderr stays empty on success. Exit 0 if the turn completed,
  * 1 otherwise, 130 after Ctrl-C.
  */

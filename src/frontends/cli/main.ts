@@ -1,6 +1,6 @@
 /**
  * The `rudder` command line. Returns the exit code: 0 success, 1 a task that did not complete,
- * 2 usage or configuration errors (with the fix), 130 interrupted (SPEC §11).
+ * 2 usage or configuration errors (with the fix), 130 interrupted (docs/spec.md §11).
  */
 import { readFileSync } from 'node:fs'
 import { ConfigError, RudderError } from '../../index.js'

@@ -1,5 +1,5 @@
 /**
- * The scripted provider (SPEC §8): a documented, first-class provider that answers each
+ * The scripted provider (docs/spec.md §8): a documented, first-class provider that answers each
  * request with the next step of a script. Used by tests, demos and bug reports.
  */
 import { type JsonValue, messageOf, type StopReason, textOf } from '../../core/index.js'

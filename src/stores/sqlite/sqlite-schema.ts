@@ -1,5 +1,5 @@
 /**
- * The SQLite schema (SPEC §9.2), versioned with `PRAGMA user_version`. Events are stored as
+ * The SQLite schema (docs/spec.md §9.2), versioned with `PRAGMA user_version`. Events are stored as
  * the same lines as JSONL (codec.ts), one row per event keyed `(session_id, seq)`; `sessions`
  * holds headers and listing metadata; `message_text` + FTS5 `message_fts` serve search.
  */

@@ -1,5 +1,5 @@
 /**
- * The built-in coding tools (SPEC §7) and `builtinTools`, which makes all seven at once.
+ * The built-in coding tools (docs/spec.md §7) and `builtinTools`, which makes all seven at once.
  */
 import type { Tool } from '../tool.js'
 import { type BashToolOptions, bashTool } from './bash.js'

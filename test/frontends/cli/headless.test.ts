@@ -1,4 +1,4 @@
-/** `rudder "task"` as a subprocess: the stdout / stderr / exit-code contract of SPEC §11. */
+/** `rudder "task"` as a subprocess: the stdout / stderr / exit-code contract of docs/spec.md §11. */
 import { cpSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
