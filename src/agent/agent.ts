@@ -42,7 +42,7 @@ import { checkAdmission, deliveryResult } from './outcomes.js'
 import { type RetryOptions, retryPolicy } from './retry.js'
 import { readHistory } from './session-history.js'
 import { runTurn } from './turn.js'
-import type { ApproveCallback, TurnContext } from './turn-context.js'
+import type { ApproveCallback, StepSettingsOf, TurnContext } from './turn-context.js'
 
 export type AgentOptions = {
   /** A live session: from a store, or `createSession()`. The agent does not close it. */
@@ -88,6 +88,16 @@ export interface Agent extends ToolAgent {
    * whatever is already queued; resolves with what happened.
    */
   compact(options?: { readonly instructions?: string }): Promise<CompactResult>
+  /**
+   * Changes what the next requests are made with: the provider and model (`/model` in a front
+   * end), the system prompt, parameters or the tool set (an MCP server's tools changed). It
+   * takes effect at the next step, even inside a running turn; a step already started keeps
+   * what it started with. The change reaches the log as a new `request/header` at that step.
+   * Throws `INVALID_INPUT` (nothing changed) for a model-less provider or duplicate tool names.
+   */
+  configure(changes: AgentSettingsChange): void
+  /** What the next step will be made with. */
+  readonly settings: AgentSettings
   /** Aborts the current admission or turn; discards the outbox and, unless `keepQueue`, the queue. */
   cancel(options?: { readonly keepQueue?: boolean }): Cancellation
   on<K extends HookName>(hook: K, listener: HookListeners[K]): () => void
@@ -99,6 +109,17 @@ export interface Agent extends ToolAgent {
   /** Cancel, dropping everything, then release; later calls throw. */
   dispose(): Promise<void>
 }
+
+/** What a step's request is made with (see `Agent.configure`). */
+export type AgentSettings = {
+  readonly provider: Provider
+  readonly model: string
+  readonly system: string
+  readonly params: ModelParams
+  readonly tools: readonly Tool[]
+}
+/** A change of settings; a new `provider` without a `model` uses the provider's own model. */
+export type AgentSettingsChange = Partial<AgentSettings>
 
 type Entry = {
   readonly id: string
@@ -135,31 +156,18 @@ export function createAgent(options: AgentOptions): Agent {
       'INVALID_INPUT',
       'createAgent: provider must implement stream(request, signal)',
     )
-  const model = options.model ?? provider.model
-  if (!model)
-    throw new RudderError(
-      'INVALID_INPUT',
-      `createAgent: no model; pass createAgent({ model }) (provider ${provider.id} names no default)`,
-    )
+  let settings = stepSettings({
+    provider,
+    model: options.model ?? provider.model ?? missingModel(provider),
+    system: options.system ?? '',
+    params: options.params ?? {},
+    tools: options.tools ?? [],
+  })
   const maxSteps = positiveInteger(options.maxSteps ?? 100, 'maxSteps')
   const maxStopContinuations = nonNegativeInteger(
     options.maxStopContinuations ?? 8,
     'maxStopContinuations',
   )
-  const tools = new Map<string, Tool>()
-  for (const tool of options.tools ?? []) {
-    if (tools.has(tool.name))
-      throw new RudderError(
-        'INVALID_INPUT',
-        `createAgent: two tools are named ${JSON.stringify(tool.name)}; tool names must be unique`,
-      )
-    tools.set(tool.name, tool)
-  }
-  const toolSpecs = [...tools.values()].map((tool) => ({
-    name: tool.name,
-    description: tool.description,
-    parameters: tool.parameters,
-  }))
   const history = readHistory(session)
   const hooks = createHookRegistry(options.hooks)
   const approve: ApproveCallback =
@@ -421,8 +429,8 @@ export function createAgent(options: AgentOptions): Agent {
   ): Promise<CompactResult> {
     return compact({
       events: session.events,
-      provider,
-      model: model!,
+      provider: settings.step.provider,
+      model: settings.step.model,
       retry,
       settings: compaction,
       signal,
@@ -450,12 +458,8 @@ export function createAgent(options: AgentOptions): Agent {
   function turnContext(current: Run): TurnContext {
     return {
       session,
-      provider,
-      model: model!,
-      system: options.system ?? '',
-      params: options.params ?? {},
-      tools,
-      toolSpecs,
+      ...settings.step,
+      current: () => settings.step,
       hooks,
       approve,
       maxSteps,
@@ -621,6 +625,18 @@ export function createAgent(options: AgentOptions): Agent {
       assertUsable('continue')
       return enqueue('continue', undefined, true)
     },
+    get settings() {
+      return settings.public
+    },
+    configure(changes) {
+      assertUsable('configure')
+      const next = { ...settings.public, ...changes }
+      // A new provider without a model brings its own model.
+      const model =
+        changes.model ?? (changes.provider ? changes.provider.model : undefined) ?? next.model
+      if (!model) missingModel(next.provider)
+      settings = stepSettings({ ...next, model: model as string })
+    },
     compact(compactOptions) {
       assertUsable('compact')
       const done = defer<CompactResult>()
@@ -669,6 +685,48 @@ export function createAgent(options: AgentOptions): Agent {
     },
   }
   return agent
+}
+
+/** The settings as a step uses them: tools by name, their specs for the request. */
+type StepSettings = { readonly step: StepSettingsOf<TurnContext>; readonly public: AgentSettings }
+
+function stepSettings(settings: AgentSettings): StepSettings {
+  if (!settings.provider || typeof settings.provider.stream !== 'function')
+    throw new RudderError(
+      'INVALID_INPUT',
+      'createAgent: provider must implement stream(request, signal)',
+    )
+  const tools = new Map<string, Tool>()
+  for (const tool of settings.tools) {
+    if (tools.has(tool.name))
+      throw new RudderError(
+        'INVALID_INPUT',
+        `createAgent: two tools are named ${JSON.stringify(tool.name)}; tool names must be unique`,
+      )
+    tools.set(tool.name, tool)
+  }
+  return {
+    step: {
+      provider: settings.provider,
+      model: settings.model,
+      system: settings.system,
+      params: settings.params,
+      tools,
+      toolSpecs: [...tools.values()].map((tool) => ({
+        name: tool.name,
+        description: tool.description,
+        parameters: tool.parameters,
+      })),
+    },
+    public: Object.freeze({ ...settings, tools: [...settings.tools] }),
+  }
+}
+
+function missingModel(provider: Provider): never {
+  throw new RudderError(
+    'INVALID_INPUT',
+    `createAgent: no model; pass createAgent({ model }) (provider ${provider.id} names no default)`,
+  )
 }
 
 function pendingItem(entry: Entry): PendingItem {

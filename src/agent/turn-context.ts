@@ -31,6 +31,12 @@ export type ApproveCallback = (
   request: ApprovalRequest,
 ) => ApprovalDecision | Promise<ApprovalDecision>
 
+/** The part of a turn's context that `agent.configure()` can change between steps. */
+export type StepSettingsOf<Context extends TurnContext> = Pick<
+  Context,
+  'provider' | 'model' | 'system' | 'params' | 'tools' | 'toolSpecs'
+>
+
 export type TurnContext = {
   readonly session: Session
   readonly provider: Provider
@@ -61,6 +67,8 @@ export type TurnContext = {
   drain(turn: number): boolean
   /** Closes the acceptance window (just before `turn/end`). */
   closeWindow(): void
+  /** The settings the next step is made with (they may change between steps). */
+  current(): StepSettingsOf<TurnContext>
   readonly compaction: CompactionSettings
   /** Compacts the log now (outside a step), with this run's signal. */
   compact(reason: 'auto' | 'overflow'): Promise<CompactResult>

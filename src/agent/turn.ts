@@ -56,14 +56,16 @@ export async function runTurn(context: TurnContext, turn: number): Promise<TurnO
     )
     if (signal.aborted) return canceled()
     context.drain(turn)
-    if (isPastThreshold(context)) {
+    // Settings changed by agent.configure() apply from this step on; the step keeps them.
+    const stepContext: TurnContext = { ...context, ...context.current() }
+    if (isPastThreshold(stepContext)) {
       const result = await context.compact('auto')
       if (result.status === 'error')
         context.reportError('compaction', new Error(result.error.message))
       if (signal.aborted) return canceled()
     }
     context.session.append('step/start', { turn, step })
-    const outcome = await runStep(context, turn, step, (text) => {
+    const outcome = await runStep(stepContext, turn, step, (text) => {
       lastText = text
     })
     switch (outcome.kind) {
