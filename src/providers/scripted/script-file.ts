@@ -2,7 +2,8 @@
  * Reads a scripted-provider script from a JSON file (`--provider scripted:<file.json>`): the
  * way demos and bug reports ship a reproducible model. Validated, with errors naming the field.
  */
-import { readFileSync } from 'node:fs'
+import { existsSync, readFileSync } from 'node:fs'
+import { dirname, resolve } from 'node:path'
 import { z } from 'zod'
 import { ConfigError, type JsonValue } from '../../core/index.js'
 import { type ScriptedProvider, type ScriptStep, scriptedProvider } from './scripted-provider.js'
@@ -36,6 +37,7 @@ const stepSchema = z
       .strict()
       .optional(),
     delayMs: z.number().nonnegative().optional(),
+    holdUntilFile: z.string().min(1).optional(),
   })
   .strict()
 
@@ -69,10 +71,38 @@ export function scriptedProviderFromFile(path: string): ScriptedProvider {
     const issue = parsed.error.issues[0]!
     const where = issue.path.length === 0 ? 'the top level' : issue.path.map(String).join('.')
     throw new ConfigError(
-      `the script ${path} is invalid at ${where}: ${issue.message}. Steps take text, thinking, toolCalls [{ id?, name, args }], stop, error { code, message, retryable? } and delayMs.`,
+      `the script ${path} is invalid at ${where}: ${issue.message}. Steps take text, thinking, toolCalls [{ id?, name, args }], stop, error { code, message, retryable? }, delayMs and holdUntilFile.`,
     )
   }
-  const steps = (Array.isArray(parsed.data) ? parsed.data : parsed.data.steps) as ScriptStep[]
+  const written = Array.isArray(parsed.data) ? parsed.data : parsed.data.steps
+  const steps: ScriptStep[] = written.map(({ holdUntilFile, ...step }) =>
+    holdUntilFile === undefined
+      ? (step as ScriptStep)
+      : {
+          ...(step as ScriptStep),
+          hold: (signal) => fileAppears(resolve(dirname(path), holdUntilFile), signal),
+        },
+  )
   const model = Array.isArray(parsed.data) ? undefined : parsed.data.model
   return scriptedProvider(steps, model === undefined ? {} : { model })
+}
+
+/**
+ * Resolves once `file` exists, or when `signal` aborts. `holdUntilFile` lets a demo, a bug
+ * report or another process's test pause a scripted step after its text streamed (a step held
+ * open while someone steers or cancels) and release it by creating the file.
+ */
+function fileAppears(file: string, signal: AbortSignal): Promise<void> {
+  return new Promise((resolvePromise) => {
+    const check = () => {
+      if (!signal.aborted && !existsSync(file)) return
+      clearInterval(timer)
+      signal.removeEventListener('abort', check)
+      resolvePromise()
+    }
+    // Polling keeps the process alive while it waits, unlike an unreferenced watcher.
+    const timer = setInterval(check, 20)
+    signal.addEventListener('abort', check, { once: true })
+    check()
+  })
 }

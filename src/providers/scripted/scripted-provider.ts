@@ -25,8 +25,11 @@ export type ScriptStep = {
   }
   /** Wait this long (or until aborted) before streaming. */
   readonly delayMs?: number
-  /** Stream the text and thinking deltas, then wait for this (or the abort) before ending. */
-  readonly hold?: Promise<unknown>
+  /**
+   * Stream the text and thinking deltas, then wait for this (or the abort) before ending. A
+   * function is called once the deltas are out, with the request's signal.
+   */
+  readonly hold?: Promise<unknown> | ((signal: AbortSignal) => Promise<unknown>)
 }
 
 /** A step, or a function of the request that gives one. */
@@ -91,7 +94,10 @@ export function scriptedProvider(
         yield { type, text: text.slice(i, i + chunkSize) }
       }
     }
-    if (step.hold) await Promise.race([step.hold, aborted(signal)])
+    if (step.hold) {
+      const hold = typeof step.hold === 'function' ? step.hold(signal) : step.hold
+      await Promise.race([hold, aborted(signal)])
+    }
     if (signal.aborted) return
     if (step.error) {
       yield {

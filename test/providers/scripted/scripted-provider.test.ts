@@ -105,6 +105,39 @@ describe('scriptedProviderFromFile', () => {
     )
   })
 
+  it('holds a step after its text until the file named by holdUntilFile appears (relative to the script)', async () => {
+    const provider = scriptedProviderFromFile(
+      file('held.json', JSON.stringify([{ text: 'waiting', holdUntilFile: 'release-1' }])),
+    )
+    const parts: StreamPart[] = []
+    const reading = (async () => {
+      for await (const part of provider.stream(request('x'), new AbortController().signal))
+        parts.push(part)
+    })()
+    // The text streams first; the end waits for the file.
+    while (parts.length < 1) await new Promise((resolve) => setImmediate(resolve))
+    expect(parts.map((part) => part.type)).not.toContain('end')
+    writeFileSync(join(dir, 'release-1'), '')
+    await reading
+    expect(parts.at(-1)).toEqual({ type: 'end', stopReason: 'stop' })
+  })
+
+  it('ends a held step when the request is aborted', async () => {
+    const provider = scriptedProviderFromFile(
+      file('held-abort.json', JSON.stringify([{ text: 'x', holdUntilFile: 'never' }])),
+    )
+    const controller = new AbortController()
+    const parts: StreamPart[] = []
+    const reading = (async () => {
+      for await (const part of provider.stream(request('x'), controller.signal)) {
+        parts.push(part)
+        controller.abort()
+      }
+    })()
+    await reading
+    expect(parts.map((part) => part.type)).toEqual(['text-delta'])
+  })
+
   it('explains unreadable and non-JSON files', () => {
     expect(() => scriptedProviderFromFile(join(dir, 'missing.json'))).toThrowError(
       /cannot read the script/,

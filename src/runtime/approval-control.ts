@@ -1,0 +1,187 @@
+/**
+ * Approval as a front end offers it: a mode (`ask`, `auto-edit`, `yolo`), rules a person added
+ * during the session ("allow always", "reject always"), and the question put to whoever is
+ * there to answer (a terminal prompt, an editor's permission dialog, a web page). The
+ * configured policy decides first; the mode and session rules only settle what it left as
+ * `ask`, so a `deny` rule is never overridden (docs/decisions/0036-approval-modes.md).
+ */
+import type {
+  ApproveCallback,
+  ToolCallInfo,
+  ToolPreEvent,
+  ToolPreResult,
+  WaterfallListener,
+} from '../agent/index.js'
+import type { JsonValue } from '../core/index.js'
+import { type ApprovalPolicy, decide } from '../tools/approval-policy.js'
+
+/** How much runs without asking, on top of the policy. */
+export type ApprovalMode = 'ask' | 'auto-edit' | 'yolo'
+
+/** The modes with what a front end shows for them. */
+export const APPROVAL_MODES: readonly {
+  readonly id: ApprovalMode
+  readonly name: string
+  readonly description: string
+}[] = [
+  { id: 'ask', name: 'Ask', description: 'Reading and searching run; everything else asks first.' },
+  {
+    id: 'auto-edit',
+    name: 'Auto-edit',
+    description: 'File edits in the workspace run without asking; commands still ask.',
+  },
+  {
+    id: 'yolo',
+    name: 'Yolo',
+    description: 'Everything the policy does not deny runs without asking.',
+  },
+]
+
+/** Tools whose calls `auto-edit` lets through. */
+const EDIT_TOOLS: ReadonlySet<string> = new Set(['write', 'edit'])
+
+/**
+ * A rule a person added for this session. For `bash` it covers exactly one command line; for
+ * any other tool, every call of that tool.
+ */
+export type SessionRule = {
+  readonly tool: string
+  readonly command?: string
+  readonly action: 'allow' | 'deny'
+}
+
+/** What a person is asked. `rule` is what "always" would remember. */
+export type ApprovalQuestion = {
+  readonly call: ToolCallInfo
+  readonly reason: string
+  readonly rule: { readonly tool: string; readonly command?: string }
+  readonly signal: AbortSignal
+}
+
+/** A person's answer. `always` remembers the answer for this session as a rule. */
+export type ApprovalAnswer =
+  | { readonly kind: 'allow'; readonly always?: boolean }
+  | { readonly kind: 'deny'; readonly always?: boolean; readonly reason?: string }
+
+/**
+ * Puts a question to a person. It may throw or be aborted by `signal`: the call is then
+ * refused (fail closed) and the model is told why.
+ */
+export type Asker = (question: ApprovalQuestion) => Promise<ApprovalAnswer>
+
+/** Approval for one session: mode, session rules, and who answers. */
+export interface ApprovalControl {
+  readonly mode: ApprovalMode
+  setMode(mode: ApprovalMode): void
+  readonly rules: readonly SessionRule[]
+  addRule(rule: SessionRule): void
+  /** Who answers `ask`; `undefined` for nobody (headless). Returns the previous asker. */
+  setAsker(asker: Asker | undefined): Asker | undefined
+  /** The agent's outermost `tool-pre` listener. */
+  readonly toolPre: WaterfallListener<ToolPreEvent, ToolPreResult>
+  /** The agent's `approve` callback. */
+  readonly approve: ApproveCallback
+}
+
+export type ApprovalControlOptions = {
+  readonly policy: ApprovalPolicy
+  readonly mode?: ApprovalMode
+  readonly asker?: Asker
+  /** With nobody to answer, approve what is asked (`--yes`); otherwise refuse it. */
+  readonly approveUnattended?: boolean
+  /** What to tell the model when nobody is there to answer (headless), naming how to allow. */
+  readonly unattendedHint?: string
+}
+
+export function createApprovalControl(options: ApprovalControlOptions): ApprovalControl {
+  let mode = options.mode ?? 'ask'
+  let asker = options.asker
+  const rules: SessionRule[] = []
+  const hint =
+    options.unattendedHint ??
+    'The user can allow it in the "approval" section of .rudder/config.json.'
+
+  const ruleFor = (call: ToolCallInfo): { tool: string; command?: string } => {
+    const command = bashCommand(call.args)
+    return call.name === 'bash' && command !== undefined
+      ? { tool: 'bash', command }
+      : { tool: call.name }
+  }
+  const matching = (call: ToolCallInfo): SessionRule | undefined => {
+    const wanted = ruleFor(call)
+    // The latest answer wins: a person may change their mind.
+    return rules.findLast(
+      (rule) => rule.tool === wanted.tool && (rule.command ?? undefined) === wanted.command,
+    )
+  }
+
+  const control: ApprovalControl = {
+    get mode() {
+      return mode
+    },
+    setMode(next) {
+      if (!APPROVAL_MODES.some((known) => known.id === next))
+        throw new TypeError(
+          `unknown approval mode ${JSON.stringify(next)}; expected ask, auto-edit or yolo`,
+        )
+      mode = next
+    },
+    get rules() {
+      return [...rules]
+    },
+    addRule(rule) {
+      rules.push(Object.freeze({ ...rule }))
+    },
+    setAsker(next) {
+      const previous = asker
+      asker = next
+      return previous
+    },
+    async toolPre({ call }, next) {
+      const decision = decide(options.policy, call)
+      if (decision.action === 'deny') return decision
+      if (decision.action === 'ask') {
+        const rule = matching(call)
+        if (rule?.action === 'deny')
+          return {
+            action: 'deny',
+            reason: 'The user refused this call for the rest of the session.',
+          }
+        const isLetThrough =
+          rule?.action === 'allow' ||
+          mode === 'yolo' ||
+          (mode === 'auto-edit' && EDIT_TOOLS.has(call.name))
+        if (!isLetThrough) return decision
+      }
+      return next()
+    },
+    async approve({ call, reason, signal }) {
+      const why = reason ?? `${call.name} needs approval`
+      const rule = matching(call)
+      if (rule) return rule.action === 'allow'
+      if (!asker && options.approveUnattended) return true
+      if (!asker)
+        return {
+          approved: false,
+          reason: `Not run: ${why}, and nobody was there to approve it. ${hint}`,
+        }
+      const answer = await asker({ call, reason: why, rule: ruleFor(call), signal })
+      if (answer.always) control.addRule({ ...ruleFor(call), action: answer.kind })
+      if (answer.kind === 'allow') return true
+      return {
+        approved: false,
+        reason:
+          answer.reason === undefined || answer.reason.trim() === ''
+            ? `The user did not approve this call to ${call.name}.`
+            : `The user did not approve this call to ${call.name}: ${answer.reason}`,
+      }
+    },
+  }
+  return control
+}
+
+function bashCommand(args: JsonValue): string | undefined {
+  if (typeof args !== 'object' || args === null || Array.isArray(args)) return undefined
+  const command = (args as { command?: unknown }).command
+  return typeof command === 'string' ? command : undefined
+}

@@ -1,0 +1,342 @@
+/**
+ * The composition root for front ends that hold many sessions (the terminal UI's `/resume`,
+ * an ACP connection, the web host): one store and the user's configuration opened once, and
+ * any number of live sessions, each with its own workspace, project config, provider, agent,
+ * approval control and workspace context. `openRuntime` (runtime.ts) is one host with one
+ * session, for the headless CLI.
+ */
+import { resolve } from 'node:path'
+import { type Agent, createAgent } from '../agent/index.js'
+import { ConfigError, type JsonObject, RudderError } from '../core/index.js'
+import type { Provider } from '../providers/provider.js'
+import { replayProvider } from '../providers/replay/index.js'
+import { scriptedProviderFromFile } from '../providers/scripted/script-file.js'
+import { openStore } from '../stores/index.js'
+import type { SessionStore, StoredSession } from '../stores/store.js'
+import { type ApprovalPolicy, DEFAULT_APPROVAL_POLICY } from '../tools/approval-policy.js'
+import { builtinTools } from '../tools/builtin/index.js'
+import {
+  type ApprovalControl,
+  type ApprovalMode,
+  type Asker,
+  createApprovalControl,
+} from './approval-control.js'
+import { type Environment, type LoadedConfig, loadConfig } from './config.js'
+import { createNoticeBoard, type NoticeBoard } from './notices.js'
+import { resolveProvider } from './provider-from-config.js'
+import { installWorkspaceContext } from './workspace-context.js'
+
+export type HostOptions = {
+  /** The default workspace of new sessions, and where the host's own config is read. */
+  readonly cwd: string
+  /** Where relative paths on the command line are resolved (default `cwd`). */
+  readonly invocationDir?: string
+  readonly env: Environment
+  readonly home: string
+  /** A store URL; default: the config's `store`, else `sqlite:~/.rudder/sessions.db`. */
+  readonly store?: string
+  /** Defaults for every session (each session may override them). */
+  readonly defaults?: SessionDefaults
+}
+
+/** What a session is run with unless its own options say otherwise. */
+export type SessionDefaults = {
+  /** `scripted:<file.json>`, `replay:<session-id>`, or a provider name (`deepseek`). */
+  readonly provider?: string
+  /** `provider/model`, or a bare model name when `provider` names the provider. */
+  readonly model?: string
+  readonly system?: string
+  readonly maxSteps?: number
+  readonly approvalMode?: ApprovalMode
+  /** With nobody to ask (no asker), approve what the policy asks about (`--yes`). */
+  readonly approveUnattended?: boolean
+  /** What the model is told about how to allow a call refused for want of an approver. */
+  readonly unattendedHint?: string
+}
+
+/** Which session to run: new (the default), resumed, the newest of its cwd, or a fork. */
+export type SessionChoice =
+  | { readonly kind: 'new'; readonly title?: string }
+  | { readonly kind: 'resume'; readonly id: string }
+  | { readonly kind: 'continue' }
+  | { readonly kind: 'fork'; readonly id: string; readonly atSeq?: number }
+
+export type OpenSessionOptions = SessionDefaults & {
+  /** The session's workspace (default: the host's `cwd`). Tools are confined to it. */
+  readonly cwd?: string
+  readonly choice?: SessionChoice
+  /** Who answers approval questions; none (headless) refuses them or, with `approveUnattended`, approves. */
+  readonly asker?: Asker
+}
+
+/** One live session: its agent and everything composed around it. */
+export interface SessionRuntime {
+  readonly cwd: string
+  readonly config: LoadedConfig
+  readonly session: StoredSession
+  readonly agent: Agent
+  /** `provider/model` now, for display. */
+  readonly label: string
+  /** How many events the session held before this runtime's agent was created. */
+  readonly startSeq: number
+  readonly approval: ApprovalControl
+  /**
+   * Switches the model (`provider/model`, or a model of the current provider) from the next
+   * step on; the change is logged as a new `request/header`. Throws `ConfigError` for an
+   * unknown provider or a missing key, changing nothing.
+   */
+  setModel(spec: string): Promise<void>
+  /** Disposes the agent and closes the session (the store stays open). */
+  close(): Promise<void>
+}
+
+export interface Host {
+  readonly cwd: string
+  /** The configuration read for the host's cwd. */
+  readonly config: LoadedConfig
+  readonly store: SessionStore
+  /** Notices for the person (never the model), from every session of this host. */
+  readonly notices: NoticeBoard
+  /** Opens a session and an agent over it. Throws `ConfigError` and store errors. */
+  openSession(options?: OpenSessionOptions): Promise<SessionRuntime>
+  /** The sessions open now, by id. */
+  readonly sessions: ReadonlyMap<string, SessionRuntime>
+  /** Closes every open session, then the store. */
+  close(): Promise<void>
+}
+
+/** A short, stable system prompt; the log records it in `request/header`. */
+export function defaultSystemPrompt(cwd: string): string {
+  return [
+    `You are rudder, a coding agent working in the directory ${cwd}.`,
+    'Use the tools to read, search and edit files and to run commands; paths are relative to that directory.',
+    'Look before you change things, make the smallest change that solves the task, and check your work by running it.',
+    'When you are done, say briefly what you changed and why.',
+  ].join(' ')
+}
+
+export async function openHost(options: HostOptions): Promise<Host> {
+  const cwd = resolve(options.cwd)
+  const config = loadConfig({ cwd, env: options.env, home: options.home })
+  const store = await openStore(options.store ?? config.config.store, {
+    env: { HOME: options.home, ...options.env },
+  })
+  const notices = createNoticeBoard()
+  const sessions = new Map<string, SessionRuntime>()
+  let closing: Promise<void> | undefined
+
+  const host: Host = {
+    cwd,
+    config,
+    store,
+    notices,
+    sessions,
+    async openSession(sessionOptions = {}) {
+      if (closing)
+        throw new RudderError('DISPOSED', 'this host is closing; open a new one with openHost()')
+      const runtime = await openSessionRuntime({
+        host: options,
+        store,
+        notices,
+        options: { ...options.defaults, ...sessionOptions },
+        cwd: resolve(cwd, sessionOptions.cwd ?? cwd),
+        onClose: (id) => sessions.delete(id),
+      })
+      sessions.set(runtime.session.header.id, runtime)
+      return runtime
+    },
+    close() {
+      closing ??= (async () => {
+        await Promise.allSettled([...sessions.values()].map((runtime) => runtime.close()))
+        await store.close()
+      })()
+      return closing
+    },
+  }
+  return host
+}
+
+type Composition = {
+  readonly host: HostOptions
+  readonly store: SessionStore
+  readonly notices: NoticeBoard
+  readonly options: OpenSessionOptions
+  readonly cwd: string
+  readonly onClose: (id: string) => void
+}
+
+async function openSessionRuntime(composition: Composition): Promise<SessionRuntime> {
+  const { host, store, options, cwd } = composition
+  const location = { cwd, env: host.env, home: host.home }
+  const config = loadConfig(location)
+  const chosen = await chooseProvider(composition, options)
+  const session = await openChosenSession(store, options.choice ?? { kind: 'new' }, cwd)
+  try {
+    const startSeq = session.events.length
+    const approval = createApprovalControl({
+      policy: layerPolicy(DEFAULT_APPROVAL_POLICY, config.config.approval as ApprovalPolicy),
+      ...optionalFields({
+        mode: options.approvalMode,
+        asker: options.asker,
+        approveUnattended: options.approveUnattended,
+        unattendedHint: options.unattendedHint,
+      }),
+    })
+    const agent = createAgent({
+      session,
+      provider: chosen.provider,
+      model: chosen.model,
+      system: options.system ?? config.config.system ?? defaultSystemPrompt(cwd),
+      params: chosen.params,
+      tools: builtinTools({ workspace: cwd }),
+      cwd,
+      ...optionalFields({ maxSteps: options.maxSteps }),
+      ...(chosen.contextWindow === undefined
+        ? {}
+        : { compaction: { contextWindow: chosen.contextWindow } }),
+      // The policy runs outermost, so a later hook can only narrow what it allows.
+      hooks: { 'tool-pre': approval.toolPre },
+      approve: approval.approve,
+    })
+    installWorkspaceContext(agent, location)
+    let label = chosen.label
+    let closing: Promise<void> | undefined
+    return {
+      cwd,
+      config,
+      session,
+      agent,
+      get label() {
+        return label
+      },
+      startSeq,
+      approval,
+      async setModel(spec) {
+        // A bare model name keeps the provider (a scripted script is not restarted).
+        if (!spec.includes('/')) {
+          agent.configure({ model: spec })
+          label = `${label.slice(0, label.indexOf('/'))}/${spec}`
+          return
+        }
+        const { provider: _provider, ...rest } = options
+        const next = await chooseProvider(composition, { ...rest, model: spec })
+        agent.configure({ provider: next.provider, model: next.model, params: next.params })
+        label = next.label
+      },
+      close() {
+        closing ??= (async () => {
+          try {
+            await agent.dispose()
+          } finally {
+            await session.close()
+            composition.onClose(session.header.id)
+          }
+        })()
+        return closing
+      },
+    }
+  } catch (error) {
+    await session.close()
+    throw error
+  }
+}
+
+/**
+ * A configured policy refines the defaults rather than replacing them: its tool actions win
+ * tool by tool, its bash rules come first, and its `default` (if any) replaces the default one.
+ */
+export function layerPolicy(
+  base: ApprovalPolicy,
+  configured: ApprovalPolicy | undefined,
+): ApprovalPolicy {
+  if (!configured) return base
+  const fallback = configured.default ?? base.default
+  return {
+    ...(fallback === undefined ? {} : { default: fallback }),
+    tools: { ...base.tools, ...configured.tools },
+    bash: [...(configured.bash ?? []), ...(base.bash ?? [])],
+  }
+}
+
+type Chosen = {
+  readonly provider: Provider
+  readonly model: string
+  readonly label: string
+  readonly params: JsonObject
+  readonly contextWindow?: number
+}
+
+async function chooseProvider(composition: Composition, options: SessionDefaults): Promise<Chosen> {
+  const { host, store, cwd } = composition
+  const spec = options.provider
+  if (spec?.startsWith('scripted:')) {
+    const file = resolve(host.invocationDir ?? host.cwd, spec.slice('scripted:'.length))
+    const provider = scriptedProviderFromFile(file)
+    const model = options.model ?? provider.model ?? 'scripted'
+    return { provider, model, label: `scripted/${model}`, params: {} }
+  }
+  if (spec?.startsWith('replay:')) {
+    const id = spec.slice('replay:'.length)
+    const { events } = await store.read(id)
+    const provider = replayProvider(events)
+    const model = options.model ?? provider.model ?? 'replay'
+    return { provider, model, label: `replay/${id}`, params: {} }
+  }
+  let model = options.model
+  if (spec !== undefined) {
+    if (!/^[a-z0-9][a-z0-9._-]*$/.test(spec)) {
+      throw new ConfigError(
+        `--provider ${JSON.stringify(spec)}: expected a provider name (deepseek, openai, anthropic, ollama, vllm), scripted:<file.json> or replay:<session-id>`,
+      )
+    }
+    if (model === undefined) model = spec
+    else if (!model.startsWith(`${spec}/`)) model = `${spec}/${model}`
+  }
+  const resolved = resolveProvider({
+    cwd,
+    env: host.env,
+    home: host.home,
+    ...(model === undefined ? {} : { model }),
+  })
+  const contextWindow = resolved.knownModel?.contextWindow
+  return {
+    provider: resolved.provider,
+    model: resolved.model,
+    label: `${resolved.providerName}/${resolved.model}`,
+    params: resolved.params,
+    ...(contextWindow === undefined ? {} : { contextWindow }),
+  }
+}
+
+async function openChosenSession(
+  store: SessionStore,
+  choice: SessionChoice,
+  cwd: string,
+): Promise<StoredSession> {
+  switch (choice.kind) {
+    case 'new':
+      return store.create({ cwd, ...(choice.title === undefined ? {} : { title: choice.title }) })
+    case 'resume':
+      return store.open(choice.id)
+    case 'continue': {
+      const [latest] = await store.list({ cwd, limit: 1 })
+      if (!latest)
+        throw new RudderError(
+          'SESSION_NOT_FOUND',
+          `there is no session for ${cwd} to continue; start one with rudder "<task>" (or pass --resume <id>)`,
+        )
+      return store.open(latest.id)
+    }
+    case 'fork':
+      return store.fork(choice.id, choice.atSeq === undefined ? {} : { atSeq: choice.atSeq })
+  }
+}
+
+/** Drops the fields whose value is undefined (for options under exactOptionalPropertyTypes). */
+function optionalFields<T extends Record<string, unknown>>(
+  fields: T,
+): { [K in keyof T]?: Exclude<T[K], undefined> } {
+  const out: Record<string, unknown> = {}
+  for (const [key, value] of Object.entries(fields)) if (value !== undefined) out[key] = value
+  return out as { [K in keyof T]?: Exclude<T[K], undefined> }
+}
