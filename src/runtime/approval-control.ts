@@ -13,7 +13,7 @@ import type {
   WaterfallListener,
 } from '../agent/index.js'
 import type { JsonValue } from '../core/index.js'
-import { type ApprovalPolicy, decide } from '../tools/approval-policy.js'
+import { type ApprovalPolicy, decide, type ToolDefault } from '../tools/approval-policy.js'
 
 /** How much runs without asking, on top of the policy. */
 export type ApprovalMode = 'ask' | 'auto-edit' | 'yolo'
@@ -85,6 +85,8 @@ export interface ApprovalControl {
 
 export type ApprovalControlOptions = {
   readonly policy: ApprovalPolicy
+  /** A tool's default when the policy does not name it (MCP tools' annotations). */
+  readonly toolDefault?: ToolDefault
   readonly mode?: ApprovalMode
   readonly asker?: Asker
   /** With nobody to answer, approve what is asked (`--yes`); otherwise refuse it. */
@@ -138,7 +140,7 @@ export function createApprovalControl(options: ApprovalControlOptions): Approval
       return previous
     },
     async toolPre({ call }, next) {
-      const decision = decide(options.policy, call)
+      const decision = decide(options.policy, call, options.toolDefault)
       if (decision.action === 'deny') return decision
       if (decision.action === 'ask') {
         const rule = matching(call)

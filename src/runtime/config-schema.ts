@@ -91,6 +91,10 @@ export const CONFIG_SHAPE = {
   approval: approvalPolicySchema.optional(),
   /** The system prompt, replacing rudder's default. */
   system: z.string().optional(),
+  /** MCP servers, name → entry in Claude Code's `.mcp.json` shape (checked by src/mcp). */
+  mcpServers: z.record(z.string(), z.unknown()).optional(),
+  /** Directories whose project config the user trusts (user config only; see `rudder trust`). */
+  trustedDirectories: z.array(z.string()).optional(),
 }
 
 export const configSchema = z.strictObject(CONFIG_SHAPE)

@@ -5,9 +5,10 @@
  * approval control and workspace context. `openRuntime` (runtime.ts) is one host with one
  * session, for the headless CLI.
  */
-import { resolve } from 'node:path'
+import { join, resolve } from 'node:path'
 import { type Agent, createAgent } from '../agent/index.js'
 import { ConfigError, type JsonObject, RudderError } from '../core/index.js'
+import { createMcpManager, type McpManager } from '../mcp/manager.js'
 import type { Provider } from '../providers/provider.js'
 import { replayProvider } from '../providers/replay/index.js'
 import { scriptedProviderFromFile } from '../providers/scripted/script-file.js'
@@ -21,9 +22,12 @@ import {
   type Asker,
   createApprovalControl,
 } from './approval-control.js'
-import { type Environment, type LoadedConfig, loadConfig } from './config.js'
+import { type Environment, type LoadedConfig, loadConfig, rudderHome } from './config.js'
+import { chooseMcpServers } from './mcp-servers.js'
 import { createNoticeBoard, type NoticeBoard } from './notices.js'
+import { packageVersion } from './package-version.js'
 import { resolveProvider } from './provider-from-config.js'
+import { isDirectoryTrusted } from './trust.js'
 import { installWorkspaceContext } from './workspace-context.js'
 
 export type HostOptions = {
@@ -80,6 +84,8 @@ export interface SessionRuntime {
   /** How many events the session held before this runtime's agent was created. */
   readonly startSeq: number
   readonly approval: ApprovalControl
+  /** The session's MCP servers (their tools are the agent's, beside the built-ins). */
+  readonly mcp: McpManager
   /**
    * Switches the model (`provider/model`, or a model of the current provider) from the next
    * step on; the change is logged as a new `request/header`. Throws `ConfigError` for an
@@ -166,15 +172,34 @@ type Composition = {
 }
 
 async function openSessionRuntime(composition: Composition): Promise<SessionRuntime> {
-  const { host, store, options, cwd } = composition
+  const { host, store, options, cwd, notices } = composition
   const location = { cwd, env: host.env, home: host.home }
   const config = loadConfig(location)
   const chosen = await chooseProvider(composition, options)
+  const mcpChoice = chooseMcpServers(location, config, isDirectoryTrusted(location, cwd))
   const session = await openChosenSession(store, options.choice ?? { kind: 'new' }, cwd)
+  const sessionId = session.header.id
+  for (const { file, names } of mcpChoice.ignored)
+    notices.publish({
+      level: 'warning',
+      source: 'config',
+      sessionId,
+      message: `${file}: the MCP servers ${names.join(', ')} were not started because ${cwd} is not a trusted directory. If you trust this project, run: rudder trust ${cwd}`,
+    })
+  const mcp = createMcpManager({
+    servers: mcpChoice.servers,
+    workspace: cwd,
+    env: host.env,
+    logDir: join(rudderHome(location), 'logs', 'mcp'),
+    clientVersion: packageVersion(),
+    onNotice: ({ server, message }) =>
+      notices.publish({ level: 'warning', source: `mcp:${server}`, sessionId, message }),
+  })
   try {
     const startSeq = session.events.length
     const approval = createApprovalControl({
       policy: layerPolicy(DEFAULT_APPROVAL_POLICY, config.config.approval as ApprovalPolicy),
+      toolDefault: (name) => mcp.toolDefault(name),
       ...optionalFields({
         mode: options.approvalMode,
         asker: options.asker,
@@ -182,13 +207,14 @@ async function openSessionRuntime(composition: Composition): Promise<SessionRunt
         unattendedHint: options.unattendedHint,
       }),
     })
+    const builtins = builtinTools({ workspace: cwd })
     const agent = createAgent({
       session,
       provider: chosen.provider,
       model: chosen.model,
       system: options.system ?? config.config.system ?? defaultSystemPrompt(cwd),
       params: chosen.params,
-      tools: builtinTools({ workspace: cwd }),
+      tools: [...builtins, ...mcp.tools()],
       cwd,
       ...optionalFields({ maxSteps: options.maxSteps }),
       ...(chosen.contextWindow === undefined
@@ -199,6 +225,13 @@ async function openSessionRuntime(composition: Composition): Promise<SessionRunt
       approve: approval.approve,
     })
     installWorkspaceContext(agent, location)
+    // MCP servers start before the first step (or at once when eager); a change of their tools
+    // reaches the next step's request/header.
+    const stopFollowingTools = mcp.onToolsChanged(() =>
+      agent.configure({ tools: [...builtins, ...mcp.tools()] }),
+    )
+    agent.on('step', () => mcp.start({ everything: true }))
+    void mcp.start()
     let label = chosen.label
     let closing: Promise<void> | undefined
     return {
@@ -211,6 +244,7 @@ async function openSessionRuntime(composition: Composition): Promise<SessionRunt
       },
       startSeq,
       approval,
+      mcp,
       async setModel(spec) {
         // A bare model name keeps the provider (a scripted script is not restarted).
         if (!spec.includes('/')) {
@@ -225,10 +259,11 @@ async function openSessionRuntime(composition: Composition): Promise<SessionRunt
       },
       close() {
         closing ??= (async () => {
+          stopFollowingTools()
           try {
             await agent.dispose()
           } finally {
-            await session.close()
+            await Promise.allSettled([mcp.close(), session.close()])
             composition.onClose(session.header.id)
           }
         })()
@@ -236,7 +271,7 @@ async function openSessionRuntime(composition: Composition): Promise<SessionRunt
       },
     }
   } catch (error) {
-    await session.close()
+    await Promise.allSettled([mcp.close(), session.close()])
     throw error
   }
 }

@@ -68,6 +68,7 @@ export async function openRuntime(options: RuntimeOptions): Promise<Runtime> {
       },
       startSeq: runtime.startSeq,
       approval: runtime.approval,
+      mcp: runtime.mcp,
       setModel: (spec) => runtime.setModel(spec),
       store: host.store,
       notices: host.notices,

@@ -93,12 +93,56 @@ export function parseApprovalPolicy(value: unknown, where = 'approval policy'): 
   )
 }
 
-/** Decides one call. Pure: the same policy and call always give the same decision. */
-export function decide(policy: ApprovalPolicy, call: PolicyCall): PolicyDecision {
-  const toolAction = policy.tools?.[call.name] ?? policy.default ?? 'ask'
+/**
+ * A tool's own default when the policy names neither it nor a pattern matching it (an MCP
+ * tool's annotations, say). The policy's `default` applies only when this says nothing.
+ */
+export type ToolDefault = (name: string) => PolicyAction | undefined
+
+/**
+ * Decides one call. Pure: the same policy and call always give the same decision. A tool's
+ * action is its own entry in `tools`, else the first entry whose key has `*` wildcards and
+ * matches it (`mcp__github__*`), else `toolDefault`, else `default`, else `ask`.
+ */
+export function decide(
+  policy: ApprovalPolicy,
+  call: PolicyCall,
+  toolDefault?: ToolDefault,
+): PolicyDecision {
+  const toolAction =
+    toolActionOf(policy.tools, call.name) ?? toolDefault?.(call.name) ?? policy.default ?? 'ask'
   const command = bashCommand(call)
   if (command === undefined) return toolDecision(call.name, toolAction)
   return bashDecision(policy.bash ?? [], toolAction, command)
+}
+
+function toolActionOf(
+  tools: ApprovalPolicy['tools'],
+  name: string,
+): PolicyAction | undefined {
+  if (!tools) return undefined
+  if (Object.hasOwn(tools, name)) return tools[name]
+  for (const [pattern, action] of Object.entries(tools))
+    if (pattern.includes('*') && matchesWildcards(pattern, name)) return action
+  return undefined
+}
+
+/** `*` matches any run of characters; everything else itself. Linear: no backtracking. */
+export function matchesWildcards(pattern: string, text: string): boolean {
+  const parts = pattern.split('*')
+  const first = parts[0] ?? ''
+  const last = parts.at(-1) ?? ''
+  if (parts.length === 1) return pattern === text
+  if (!text.startsWith(first) || text.length < first.length + last.length) return false
+  if (!text.endsWith(last)) return false
+  let at = first.length
+  const end = text.length - last.length
+  for (const part of parts.slice(1, -1)) {
+    const found = text.indexOf(part, at)
+    if (found < 0 || found + part.length > end) return false
+    at = found + part.length
+  }
+  return true
 }
 
 function toolDecision(name: string, toolAction: PolicyAction): PolicyDecision {

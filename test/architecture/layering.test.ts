@@ -19,13 +19,14 @@ const ALLOWED: Record<string, readonly string[]> = {
   core: ['core'],
   providers: ['core', 'providers'],
   tools: ['core', 'tools'],
+  mcp: ['core', 'tools', 'mcp'],
   stores: ['core', 'stores'],
   agent: ['core', 'providers', 'tools', 'stores', 'agent'],
-  bridges: ['core', 'providers', 'tools', 'stores', 'agent', 'bridges'],
+  bridges: ['core', 'providers', 'tools', 'mcp', 'stores', 'agent', 'bridges'],
   // Front ends see rudder only through its public entry points and the composition root.
   frontends: ['frontends', 'index', 'testing', 'runtime'],
-  runtime: ['core', 'providers', 'tools', 'stores', 'agent', 'bridges', 'runtime'],
-  index: ['core', 'providers', 'tools', 'stores', 'agent', 'bridges', 'runtime', 'index'],
+  runtime: ['core', 'providers', 'tools', 'mcp', 'stores', 'agent', 'bridges', 'runtime'],
+  index: ['core', 'providers', 'tools', 'mcp', 'stores', 'agent', 'bridges', 'runtime', 'index'],
   testing: ['core', 'providers', 'tools', 'stores', 'agent', 'testing'],
 }
 

@@ -41,6 +41,7 @@ export type CliCommand =
   | { readonly kind: 'version' }
   | { readonly kind: 'run'; readonly task: string; readonly options: RunOptions }
   | { readonly kind: 'sessions'; readonly store?: string; readonly command: SessionsCommand }
+  | { readonly kind: 'mcp'; readonly cwd: string; readonly json: boolean }
 
 const RUN_OPTIONS = {
   provider: { type: 'string' },
@@ -59,6 +60,7 @@ const RUN_OPTIONS = {
 
 export function parseCommandLine(args: readonly string[], cwd: string): CliCommand {
   if (args[0] === 'sessions') return parseSessions(args.slice(1), cwd)
+  if (args[0] === 'mcp') return parseMcp(args.slice(1), cwd)
   const { values, positionals } = parse(args, RUN_OPTIONS, true)
   if (values.version) return { kind: 'version' }
   if (values.help) return { kind: 'help' }
@@ -161,6 +163,19 @@ function parseSessions(args: readonly string[], cwd: string): CliCommand {
     }
   })()
   return { kind: 'sessions', ...store, command }
+}
+
+function parseMcp(args: readonly string[], cwd: string): CliCommand {
+  const { values, positionals } = parse(
+    args,
+    { cwd: { type: 'string' }, json: { type: 'boolean', default: false } },
+    true,
+  )
+  if (positionals.length !== 1 || positionals[0] !== 'list')
+    throw new UsageError(
+      `unknown mcp command ${JSON.stringify(positionals.join(' '))}; usage: rudder mcp list [--cwd dir] [--json]`,
+    )
+  return { kind: 'mcp', cwd: resolve(cwd, values.cwd ?? '.'), json: values.json }
 }
 
 type Spec = Parameters<typeof parseArgs>[0] extends infer T

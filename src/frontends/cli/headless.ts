@@ -4,6 +4,7 @@
  * 1 otherwise, 130 after Ctrl-C.
  */
 import type { DeliveryResult } from '../../index.js'
+import { resourceContexts } from '../../runtime/mcp-references.js'
 import { openRuntime, type Runtime } from '../../runtime/runtime.js'
 import type { RunOptions } from './args.js'
 import type { CliIo } from './io.js'
@@ -38,6 +39,8 @@ export async function runTask(task: string, options: RunOptions, io: CliIo): Pro
   })
   let result: DeliveryResult
   try {
+    // `@server:uri` attaches an MCP resource as a context, logged before the prompt.
+    for (const context of await resourceContexts(runtime.mcp, task)) runtime.agent.inject(context)
     result = await runtime.agent.send(task).result
   } finally {
     stopListening()

@@ -7,6 +7,7 @@ import { ConfigError, RudderError } from '../../index.js'
 import { parseCommandLine, UsageError } from './args.js'
 import { runTask } from './headless.js'
 import type { CliIo } from './io.js'
+import { listMcpServers } from './mcp.js'
 import { runSessions } from './sessions.js'
 
 export type { CliIo } from './io.js'
@@ -21,6 +22,7 @@ Usage:
   rudder sessions import <file.jsonl>
   rudder sessions fork <id> [--at seq]
   rudder sessions repair <id>    copy the valid prefix of a damaged session into a new one
+  rudder mcp list [--json]       start the MCP servers configured here and list their tools
   rudder --version | --help
 
 Options:
@@ -56,6 +58,8 @@ export async function main(args: readonly string[], io: CliIo): Promise<number> 
         return await runTask(command.task, command.options, io)
       case 'sessions':
         return await runSessions(command.command, command.store, io)
+      case 'mcp':
+        return await listMcpServers(command, io)
     }
   } catch (error) {
     return reportFailure(error, io)
