@@ -9,6 +9,7 @@ import { join, resolve } from 'node:path'
 import { type Agent, createAgent } from '../agent/index.js'
 import { ConfigError, type JsonObject, RudderError } from '../core/index.js'
 import { createMcpManager, type McpManager } from '../mcp/manager.js'
+import type { McpServerConfig } from '../mcp/server-config.js'
 import type { Provider } from '../providers/provider.js'
 import { replayProvider } from '../providers/replay/index.js'
 import { scriptedProviderFromFile } from '../providers/scripted/script-file.js'
@@ -71,6 +72,11 @@ export type OpenSessionOptions = SessionDefaults & {
   readonly choice?: SessionChoice
   /** Who answers approval questions; none (headless) refuses them or, with `approveUnattended`, approves. */
   readonly asker?: Asker
+  /**
+   * MCP servers for this session beyond the configured ones (an ACP client's `mcpServers`);
+   * one with a configured server's name replaces it.
+   */
+  readonly mcpServers?: readonly McpServerConfig[]
 }
 
 /** One live session: its agent and everything composed around it. */
@@ -186,8 +192,12 @@ async function openSessionRuntime(composition: Composition): Promise<SessionRunt
       sessionId,
       message: `${file}: the MCP servers ${names.join(', ')} were not started because ${cwd} is not a trusted directory. If you trust this project, run: rudder trust ${cwd}`,
     })
+  const extra = new Set((options.mcpServers ?? []).map((server) => server.name))
   const mcp = createMcpManager({
-    servers: mcpChoice.servers,
+    servers: [
+      ...mcpChoice.servers.filter((server) => !extra.has(server.name)),
+      ...(options.mcpServers ?? []),
+    ],
     workspace: cwd,
     env: host.env,
     logDir: join(rudderHome(location), 'logs', 'mcp'),
