@@ -116,10 +116,7 @@ export function decide(
   return bashDecision(policy.bash ?? [], toolAction, command)
 }
 
-function toolActionOf(
-  tools: ApprovalPolicy['tools'],
-  name: string,
-): PolicyAction | undefined {
+function toolActionOf(tools: ApprovalPolicy['tools'], name: string): PolicyAction | undefined {
   if (!tools) return undefined
   if (Object.hasOwn(tools, name)) return tools[name]
   for (const [pattern, action] of Object.entries(tools))
