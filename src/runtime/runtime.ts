@@ -14,10 +14,15 @@ import type { SessionStore, StoredSession } from '../stores/store.js'
 import { type ApprovalPolicy, DEFAULT_APPROVAL_POLICY, decide } from '../tools/approval-policy.js'
 import { builtinTools } from '../tools/builtin/index.js'
 import { type Environment, type LoadedConfig, loadConfig } from './config.js'
+import { type NetworkOverrides, retryOptionsOf } from './config-network.js'
 import { resolveProvider } from './provider-from-config.js'
 import { installWorkspaceContext } from './workspace-context.js'
 
-export type RuntimeOptions = {
+/**
+ * `timeoutMs`, `idleTimeoutMs` (for the configured provider) and `maxRetries` (for the agent)
+ * beat the config files: command-line flags.
+ */
+export type RuntimeOptions = NetworkOverrides & {
   /** The workspace: tools are confined to it, and sessions are listed by it. */
   readonly cwd: string
   /** Where relative paths on the command line are resolved (default `cwd`). */
@@ -88,6 +93,7 @@ export async function openRuntime(options: RuntimeOptions): Promise<Runtime> {
       tools: builtinTools({ workspace: cwd }),
       cwd,
       ...(options.maxSteps === undefined ? {} : { maxSteps: options.maxSteps }),
+      retry: retryOptionsOf(config.config.retry, options),
       ...(contextWindow === undefined ? {} : { compaction: { contextWindow } }),
       hooks: {
         // The policy runs outermost, so a later hook can only narrow what it allows.
@@ -182,6 +188,8 @@ async function chooseProvider(options: RuntimeOptions, store: SessionStore): Pro
     env: options.env,
     home: options.home,
     ...(model === undefined ? {} : { model }),
+    ...(options.timeoutMs === undefined ? {} : { timeoutMs: options.timeoutMs }),
+    ...(options.idleTimeoutMs === undefined ? {} : { idleTimeoutMs: options.idleTimeoutMs }),
   })
   const contextWindow = resolved.knownModel?.contextWindow
   return {
