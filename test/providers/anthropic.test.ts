@@ -215,6 +215,19 @@ describe('anthropic: failures end the stream with one error part', () => {
     })
   })
 
+  it('an event missing a field the API always sends is an invalid response, not a crash', async () => {
+    server.reply({
+      kind: 'sse',
+      text: `${firstEvents('anthropic/text.sse', 2)}event: content_block_delta\ndata: {"type":"content_block_delta","index":0}\n\n`,
+    })
+    const parts = await collect(provider(), requestOf())
+    const error = terminalOf(parts)
+    expect(error).toMatchObject({ type: 'error', code: 'invalid-response', retryable: false })
+    expect((error as { message: string }).message).toContain(
+      'a "content_block_delta" event lacks a field the Messages API sends',
+    )
+  })
+
   it('a stream that ends before message_stop is an incomplete response (retryable)', async () => {
     server.reply({ kind: 'sse', text: fixture('anthropic/cut-off.sse') })
     const parts = await collect(provider(), requestOf())

@@ -206,6 +206,22 @@ describe('openaiCompatible: streams as real servers end them', () => {
     ])
   })
 
+  it('reads chunks of odd shapes defensively instead of failing on them', async () => {
+    server.reply({
+      kind: 'sse',
+      text: [
+        'data: {"choices":"none"}\n\n',
+        'data: {"choices":[null,{"index":0,"delta":"x"}],"usage":7,"error":null}\n\n',
+        'data: {"choices":[{"index":0,"delta":{"content":"ok","tool_calls":[null]},"finish_reason":""}]}\n\n',
+        'data: [DONE]\n\n',
+      ].join(''),
+    })
+    expect(await collect(provider(), requestOf())).toEqual([
+      { type: 'text-delta', text: 'ok' },
+      { type: 'end', stopReason: 'stop' },
+    ])
+  })
+
   it('skips keep-alive comments, and reads reasoning from whichever field carries it', async () => {
     const chunk = (delta: object) =>
       `data: ${JSON.stringify({ choices: [{ index: 0, delta, finish_reason: null }] })}\n\n`

@@ -84,8 +84,20 @@ export async function* readMessageStream(
         yield errorEventPart(event as ErrorEvent, context)
         return
       }
-      context.guard.progress(costOf(event as RawMessageStreamEvent))
-      yield* partsOf(event as RawMessageStreamEvent, state)
+      let parts: StreamPart[]
+      try {
+        const known = event as RawMessageStreamEvent
+        context.guard.progress(costOf(known))
+        parts = [...partsOf(known, state)]
+      } catch (error) {
+        // A field the Messages API always sends is missing (`delta`, `content_block`, …).
+        if (!(error instanceof TypeError)) throw error
+        yield* usagePart()
+        const what = `a ${JSON.stringify(event.type)} event lacks a field the Messages API sends`
+        yield invalidResponsePart(provider, `${what} (${error.message})`)
+        return
+      }
+      yield* parts
       if (state.isStopped) break
     }
   } catch (error) {

@@ -61,19 +61,21 @@ export async function* readChatStream(
         yield invalidResponsePart(provider, chunk)
         return
       }
-      if (chunk.usage) usage = toUsage(chunk.usage)
-      if (chunk.error && finishReason === undefined) {
+      if (isObject(chunk.usage)) usage = toUsage(chunk.usage)
+      if (isObject(chunk.error) && finishReason === undefined) {
         yield* usagePart()
         yield inStreamErrorPart(chunk.error, context)
         return
       }
       // Rudder asks for one choice; a server that sends more is answered from the first.
-      const choice = chunk.choices?.find((c) => c.index === 0) ?? chunk.choices?.[0]
-      const delta = choice?.delta ?? {}
+      const choices = Array.isArray(chunk.choices) ? chunk.choices.filter(isObject) : []
+      const choice = choices.find((c) => c.index === 0) ?? choices[0]
+      const delta = isObject(choice?.delta) ? choice.delta : {}
       const parts = contentPartsOf(delta)
       let cost = 0
       for (const part of parts) cost += part.text.length
-      for (const fragment of Array.isArray(delta.tool_calls) ? delta.tool_calls : []) {
+      const fragments = Array.isArray(delta.tool_calls) ? delta.tool_calls.filter(isObject) : []
+      for (const fragment of fragments) {
         const index = typeof fragment.index === 'number' ? fragment.index : 0
         let call = callAtIndex.get(index)
         // Some servers (Ollama) number every call of a parallel batch 0 and tell them apart by
@@ -88,12 +90,12 @@ export async function* readChatStream(
           call.id = fragment.id
           cost += call.id.length
         }
-        const name = fragment.function?.name
+        const name = isObject(fragment.function) ? fragment.function.name : undefined
         if (typeof name === 'string' && name && !call.name) {
           call.name = name
           cost += name.length
         }
-        const args = fragment.function?.arguments
+        const args = isObject(fragment.function) ? fragment.function.arguments : undefined
         if (typeof args === 'string' && args !== '') {
           call.fragments.push(args)
           cost += args.length
@@ -101,8 +103,9 @@ export async function* readChatStream(
       }
       guard.progress(cost)
       yield* parts.map((part): StreamPart => ({ type: part.kind, text: part.text }))
-      if (choice?.finish_reason && finishReason === undefined) {
-        finishReason = choice.finish_reason
+      const finish = choice?.finish_reason
+      if (typeof finish === 'string' && finish !== '' && finishReason === undefined) {
+        finishReason = finish
         yield* completedCalls(calls)
       }
     }
@@ -125,6 +128,10 @@ export async function* readChatStream(
   }
   yield* usagePart()
   yield { type: 'end', stopReason: toStopReason(finishReason, calls.length > 0) }
+}
+
+function isObject<T>(value: T): value is T & object {
+  return typeof value === 'object' && value !== null
 }
 
 /** The chunk, or what is wrong with it. */
