@@ -190,9 +190,9 @@ describe('an endless stream under the agent', () => {
     // Not retryable: a model that talks without end would most likely do it again.
     expect(retries(notifications)).toEqual([])
     expect(notation(session.events)).toBe('T+1 U(Tide?) S+1 H A{interrupted} S-1 T-1(error)')
-    const message = session.events.find((e) => e.type === 'assistant/message')
-    expect(message?.data).toMatchObject({ stopReason: 'error', interrupted: true })
-    const text = (message?.data as { content: { text: string }[] }).content[0]!.text
+    const message = session.events.find((e) => e.type === 'assistant/message')!
+    expect(message.data).toMatchObject({ stopReason: 'error', interrupted: true })
+    const text = (message.data as { content: { text: string }[] }).content[0]!.text
     expect(text.length).toBeLessThanOrEqual(20_000)
     expect(text.startsWith('and again and again')).toBe(true)
     expect(checkLog(session.events)).toEqual([])
