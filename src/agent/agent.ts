@@ -436,7 +436,8 @@ export function createAgent(options: AgentOptions): Agent {
       signal,
       reason,
       ...(instructions === undefined ? {} : { instructions }),
-      onAttempt: (attempt) => emit({ type: 'compaction/request', reason, attempt }),
+      onAttempt: (attempt) =>
+        emit({ type: 'compaction/request', reason, attempt, maxAttempts: retry.maxRetries + 1 }),
       append: (data) => session.append('compaction', data).seq,
     })
   }

@@ -8,12 +8,14 @@ export type AgentStatus = 'idle' | 'admitting' | 'running'
 
 export type AgentNotification =
   | { readonly type: 'status/change'; readonly status: AgentStatus }
-  /** A model request is about to be sent (attempt 1, or a retry). */
+  /** A model request is about to be sent (attempt 1, or a retry), of at most `maxAttempts`. */
   | {
       readonly type: 'request/start'
       readonly turn: number
       readonly step: number
       readonly attempt: number
+      /** The retry policy's `maxRetries` + 1: "attempt 2/5". */
+      readonly maxAttempts: number
     }
   /** Streamed output; `block` indexes the assistant message's content being built. */
   | {
@@ -25,13 +27,21 @@ export type AgentNotification =
       readonly kind: 'text' | 'thinking'
       readonly text: string
     }
-  /** A retryable failure; attempt `attempt` starts after `delayMs`. Deltas of the failed attempt are void. */
+  /**
+   * A retryable failure; attempt `attempt` (of at most `maxAttempts`) starts after `delayMs`.
+   * Deltas of the failed attempt are void. Enough for "waiting for openai/gpt-4.1 (attempt 2/5,
+   * retrying in 4 s)…": `provider` and `model` name what is being waited for.
+   */
   | {
       readonly type: 'request/retry'
       readonly turn: number
       readonly step: number
       readonly attempt: number
+      readonly maxAttempts: number
       readonly delayMs: number
+      /** The provider's id (`openai`) and the model (`gpt-4.1`). */
+      readonly provider: string
+      readonly model: string
       readonly error: { readonly code: string; readonly message: string }
     }
   | {
@@ -54,6 +64,7 @@ export type AgentNotification =
       readonly type: 'compaction/request'
       readonly reason: 'manual' | 'auto' | 'overflow'
       readonly attempt: number
+      readonly maxAttempts: number
     }
   /** A listener (session observer or extension point) threw; the log is unaffected. */
   | {

@@ -161,7 +161,8 @@ async function runStep(
   let failure: Extract<StreamPart, { type: 'error' }> | undefined
   for (let attempt = 1; ; attempt++) {
     assembler = new ResponseAssembler()
-    context.emit({ type: 'request/start', turn, step, attempt })
+    const maxAttempts = context.retry.maxRetries + 1
+    context.emit({ type: 'request/start', turn, step, attempt, maxAttempts })
     failure = await consume(context, request, assembler, (delta) =>
       context.emit({ type: 'assistant/delta', turn, step, attempt, ...delta }),
     )
@@ -172,7 +173,10 @@ async function runStep(
       turn,
       step,
       attempt: attempt + 1,
+      maxAttempts,
       delayMs,
+      provider: context.provider.id,
+      model: context.model,
       error: { code: failure.code, message: failure.message },
     })
     await sleep(delayMs, signal)

@@ -4,11 +4,22 @@
  * to wait. Shared by every HTTP adapter; the adapters only extract a `HttpFailure` from their
  * SDK's error classes.
  */
-import { messageOf } from '../core/index.js'
+import { describeEndpoint, type Endpoint } from './base-url.js'
+import { describeNetworkError } from './network-errors.js'
 import type { StreamPart } from './provider.js'
 
 /** The `error` stream part. */
 export type ErrorPart = Extract<StreamPart, { readonly type: 'error' }>
+
+/** What an adapter's failure message names: who, where, and the limit that may have been hit. */
+export type FailureContext = {
+  readonly provider: string
+  /** The caller's signal: after it aborted, every failure is `aborted`. */
+  readonly signal: AbortSignal
+  readonly endpoint: Endpoint
+  /** The wait for the response headers, for the `timeout` message. */
+  readonly timeoutMs: number
+}
 
 /** What an adapter knows about a failed HTTP exchange (before or during streaming). */
 export type HttpFailure = {
@@ -83,7 +94,10 @@ export function httpFailurePart(failure: HttpFailure): ErrorPart {
     return {
       type: 'error',
       code: CONTEXT_OVERFLOW,
-      message: `${base}. The prompt does not fit the model's context window: compact the conversation or use a model with a larger window.`,
+      message: sentences(
+        base,
+        "The prompt does not fit the model's context window: compact the conversation or use a model with a larger window.",
+      ),
       retryable: false,
     }
   }
@@ -92,7 +106,7 @@ export function httpFailurePart(failure: HttpFailure): ErrorPart {
     type: 'error',
     code:
       failure.code || (failure.status === undefined ? 'stream-error' : `http-${failure.status}`),
-    message: base + hintFor(failure.status),
+    message: sentences(base, hintFor(failure.status)),
     retryable: isRetryable(failure),
     ...(retryAfterMs === undefined ? {} : { retryAfterMs }),
   }
@@ -104,32 +118,73 @@ function isRetryable(failure: HttpFailure): boolean {
   if (says === 'true') return true
   if (says === 'false') return false
   if (failure.status !== undefined) return isRetryableStatus(failure.status)
-  return failure.code !== undefined && TRANSIENT_CODES.has(failure.code)
+  if (failure.code === undefined) return false
+  // Some services (OpenRouter) put an HTTP status as the code of an error sent inside the stream.
+  if (/^\d{3}$/.test(failure.code)) return isRetryableStatus(Number(failure.code))
+  return TRANSIENT_CODES.has(failure.code)
 }
 
 function hintFor(status: number | undefined): string {
   switch (status) {
     case 401:
     case 403:
-      return '. Check the API key (and that it belongs to this provider and base URL).'
+      return 'Check the API key (and that it belongs to this provider and base URL).'
     case 404:
-      return '. Check the model name and the base URL.'
+      return 'Check the model name and the base URL.'
     default:
       return ''
   }
 }
 
-/** The error part for a connection that failed or timed out before or during streaming. */
-export function connectionFailurePart(provider: string, error: unknown): ErrorPart {
-  const cause = error instanceof Error && error.cause !== undefined ? error.cause : undefined
-  const detail =
-    cause === undefined ? messageOf(error) : `${messageOf(error)} (${messageOf(cause)})`
+/**
+ * Joins sentences with one space, ending each but the last with a period unless it already ends
+ * with punctuation, so a provider's own "…api-keys." never becomes "…api-keys..". Empty ones are
+ * left out.
+ */
+export function sentences(...texts: string[]): string {
+  const kept = texts.map((text) => text.trim()).filter((text) => text !== '')
+  return kept
+    .map((text, index) => (index === kept.length - 1 || /[.!?]$/.test(text) ? text : `${text}.`))
+    .join(' ')
+}
+
+/**
+ * The error part for a connection that failed or broke before or during streaming, naming
+ * where requests go and what chose that address.
+ */
+export function connectionFailurePart(
+  provider: string,
+  error: unknown,
+  endpoint: Endpoint,
+): ErrorPart {
   return {
     type: 'error',
     code: 'connection',
-    message: `${provider}: could not reach the model server: ${detail}. Check the network and the base URL.`,
+    message: sentences(
+      `${provider}: cannot reach ${describeEndpoint(endpoint)}: ${describeNetworkError(error)}`,
+      'Check that the server is running and the base URL is right; retrying may help.',
+    ),
     retryable: true,
   }
+}
+
+/** The error part for a server that did not start answering within `timeoutMs`. */
+export function timeoutPart(provider: string, endpoint: Endpoint, timeoutMs: number): ErrorPart {
+  return {
+    type: 'error',
+    code: 'timeout',
+    message: sentences(
+      `${provider}: no response from ${describeEndpoint(endpoint)} within ${durationOf(timeoutMs)}`,
+      'The server may be down or overloaded; retrying may help, and the limit is the provider setting timeoutMs.',
+    ),
+    retryable: true,
+  }
+}
+
+/** `60 s`, `1.5 s`, `250 ms`: a limit as people read it. */
+export function durationOf(milliseconds: number): string {
+  if (milliseconds < 1000) return `${milliseconds} ms`
+  return `${Number((milliseconds / 1000).toFixed(1))} s`
 }
 
 /** The error part after the caller aborted the request. */
@@ -147,7 +202,10 @@ export function invalidResponsePart(provider: string, detail: string): ErrorPart
   return {
     type: 'error',
     code: 'invalid-response',
-    message: `${provider}: the server sent a response rudder cannot read: ${detail}. Check that the base URL points at a server speaking this provider's API.`,
+    message: sentences(
+      `${provider}: the server sent a response rudder cannot read: ${detail}`,
+      "Check that the base URL points at a server speaking this provider's API.",
+    ),
     retryable: false,
   }
 }

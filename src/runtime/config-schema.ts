@@ -9,6 +9,7 @@
 import { z } from 'zod'
 import { isHttpUrl } from '../providers/base-url.js'
 import { approvalPolicySchema } from '../tools/approval-policy.js'
+import { PROVIDER_LIMITS_SHAPE, retrySchema } from './config-network.js'
 
 /** `provider/model`, e.g. `deepseek/deepseek-chat`; the model part may itself contain `/`. */
 export const MODEL_SPEC = /^[a-z0-9][a-z0-9._-]*\/\S+$/
@@ -56,6 +57,8 @@ export const PROVIDER_SHAPE = {
   params: paramsSchema.optional(),
   /** Context windows and output limits of models the built-in table does not know. */
   models: z.record(z.string().min(1), knownModelSchema).optional(),
+  /** `timeoutMs`, `idleTimeoutMs`, `maxResponseChars` (see config-network.ts). */
+  ...PROVIDER_LIMITS_SHAPE,
 }
 
 const providerSchema = z.strictObject(PROVIDER_SHAPE)
@@ -91,6 +94,8 @@ export const CONFIG_SHAPE = {
   approval: approvalPolicySchema.optional(),
   /** The system prompt, replacing rudder's default. */
   system: z.string().optional(),
+  /** How the agent retries failed requests: `maxRetries`, `baseDelayMs`, `maxDelayMs`. */
+  retry: retrySchema.optional(),
   /** MCP servers, name → entry in Claude Code's `.mcp.json` shape (checked by src/mcp). */
   mcpServers: z.record(z.string(), z.unknown()).optional(),
   /** Directories whose project config the user trusts (user config only; see `rudder trust`). */
@@ -107,6 +112,7 @@ export type ProviderConfig = z.infer<typeof providerSchema>
 export function knownKeysAt(path: readonly PropertyKey[]): readonly string[] | undefined {
   if (path.length === 0) return Object.keys(CONFIG_SHAPE)
   if (path.length === 1 && path[0] === 'approval') return ['default', 'tools', 'bash']
+  if (path.length === 1 && path[0] === 'retry') return Object.keys(retrySchema.shape)
   if (path.length === 2 && path[0] === 'providers') return Object.keys(PROVIDER_SHAPE)
   if (path.length === 4 && path[0] === 'providers' && path[2] === 'models')
     return Object.keys(knownModelSchema.shape)

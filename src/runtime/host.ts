@@ -24,6 +24,7 @@ import {
   createApprovalControl,
 } from './approval-control.js'
 import { type Environment, type LoadedConfig, loadConfig, rudderHome } from './config.js'
+import { type NetworkOverrides, retryOptionsOf } from './config-network.js'
 import { chooseMcpServers } from './mcp-servers.js'
 import { createNoticeBoard, type NoticeBoard } from './notices.js'
 import { packageVersion } from './package-version.js'
@@ -45,7 +46,7 @@ export type HostOptions = {
 }
 
 /** What a session is run with unless its own options say otherwise. */
-export type SessionDefaults = {
+export type SessionDefaults = NetworkOverrides & {
   /** `scripted:<file.json>`, `replay:<session-id>`, or a provider name (`deepseek`). */
   readonly provider?: string
   /** `provider/model`, or a bare model name when `provider` names the provider. */
@@ -227,6 +228,7 @@ async function openSessionRuntime(composition: Composition): Promise<SessionRunt
       tools: [...builtins, ...mcp.tools()],
       cwd,
       ...optionalFields({ maxSteps: options.maxSteps }),
+      retry: retryOptionsOf(config.config.retry, options),
       ...(chosen.contextWindow === undefined
         ? {}
         : { compaction: { contextWindow: chosen.contextWindow } }),
@@ -341,7 +343,11 @@ async function chooseProvider(composition: Composition, options: SessionDefaults
     cwd,
     env: host.env,
     home: host.home,
-    ...(model === undefined ? {} : { model }),
+    ...optionalFields({
+      model,
+      timeoutMs: options.timeoutMs,
+      idleTimeoutMs: options.idleTimeoutMs,
+    }),
   })
   const contextWindow = resolved.knownModel?.contextWindow
   return {

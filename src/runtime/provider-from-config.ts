@@ -9,7 +9,8 @@ import { isHttpUrl } from '../providers/base-url.js'
 import { findKnownModel, type KnownModel } from '../providers/known-models.js'
 import { openaiCompatible } from '../providers/openai-compatible/index.js'
 import type { Provider } from '../providers/provider.js'
-import { type ConfigLocation, type LoadedConfig, loadConfig } from './config.js'
+import { type ConfigLocation, type Environment, type LoadedConfig, loadConfig } from './config.js'
+import { limitsOf, type NetworkOverrides } from './config-network.js'
 import {
   BUILT_IN_PROVIDER_NAMES,
   BUILT_IN_PROVIDERS,
@@ -18,10 +19,11 @@ import {
 } from './config-providers.js'
 import { MODEL_SPEC, type ProviderConfig } from './config-schema.js'
 
-export type ResolveProviderOptions = ConfigLocation & {
-  /** `provider/model` from the command line (`--model`); overrides the config files. */
-  readonly model?: string
-}
+export type ResolveProviderOptions = ConfigLocation &
+  Pick<NetworkOverrides, 'timeoutMs' | 'idleTimeoutMs'> & {
+    /** `provider/model` from the command line (`--model`); overrides the config files. */
+    readonly model?: string
+  }
 
 export type ResolvedProvider = {
   readonly provider: Provider
@@ -31,6 +33,8 @@ export type ResolvedProvider = {
   readonly model: string
   /** Where requests go (for display: "deepseek/deepseek-chat at https://api.deepseek.com"). */
   readonly baseURL: string
+  /** What chose `baseURL`: a config file, a variable (`DEEPSEEK_BASE_URL`) or rudder's default. */
+  readonly baseURLSource: string
   /** Its context window and output limit, when known (config `models`, else the built-in table). */
   readonly knownModel?: KnownModel
   /** `providers.<name>.params` from the config: pass them to the agent so they are logged. */
@@ -99,22 +103,27 @@ export function resolveProvider(options: ResolveProviderOptions): ResolvedProvid
     throw new ConfigError(
       `${fileOf('baseURL')}: ${settingAt('baseURL')} is missing: say where the "${providerName}" server is, e.g. "baseURL": "http://localhost:8000/v1".`,
     )
+  const baseURLSource = sourceOfBaseURL(baseURL, entry, builtIn, options.env, () =>
+    fileOf('baseURL'),
+  )
   const apiKey = chooseApiKey(options, entry, builtIn, { providerName, spec, config, fileOf })
   const knownModel = knownModelOf(entry, providerName, builtIn, model)
+  // Where requests go, what chose it (for failure messages), and the limits on waiting.
+  const connection = { baseURL, baseURLSource, ...limitsOf(entry, options) }
 
   const provider =
     api === 'anthropic'
       ? anthropic({
           id: providerName,
           model,
-          baseURL,
+          ...connection,
           apiKey: apiKey ?? NO_KEY,
           ...(knownModel ? { maxTokens: knownModel.maxOutputTokens } : {}),
         })
       : openaiCompatible({
           id: providerName,
           model,
-          baseURL,
+          ...connection,
           apiKey: apiKey ?? NO_KEY,
           ...(builtIn?.sendReasoning === undefined ? {} : { sendReasoning: builtIn.sendReasoning }),
         })
@@ -123,6 +132,7 @@ export function resolveProvider(options: ResolveProviderOptions): ResolvedProvid
     providerName,
     model,
     baseURL,
+    baseURLSource,
     ...(knownModel ? { knownModel } : {}),
     params: (entry.params ?? {}) as JsonObject,
     config,
@@ -173,6 +183,23 @@ function chooseBaseURL(
     return fromEnv
   }
   return builtIn?.baseURL
+}
+
+/**
+ * What chose `baseURL`, for messages such as "cannot reach http://… (base URL from
+ * OPENAI_BASE_URL)": the config file that set it, the variable, or rudder's default.
+ */
+function sourceOfBaseURL(
+  baseURL: string,
+  entry: ProviderConfig,
+  builtIn: BuiltInProvider | undefined,
+  env: Environment,
+  file: () => string,
+): string {
+  if (entry.baseURL === baseURL) return file()
+  const variable = builtIn?.baseURLEnv
+  if (variable !== undefined && env[variable] === baseURL) return variable
+  return "rudder's default"
 }
 
 function chooseApiKey(

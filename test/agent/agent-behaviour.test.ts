@@ -27,14 +27,19 @@ describe('retries', () => {
     const h = agentHarness([{ text: 'lost', error: retryable }, { text: 'ok' }])
     expect(await h.agent.send('P').result).toMatchObject({ status: 'completed', text: 'ok' })
     expect(h.notation()).toBe('T+1 U(P) S+1 H A S-1 T-1(completed)')
-    expect(ofType(h.notifications, 'request/start').map((n) => n.attempt)).toEqual([1, 2])
+    expect(
+      ofType(h.notifications, 'request/start').map((n) => `${n.attempt}/${n.maxAttempts}`),
+    ).toEqual(['1/5', '2/5'])
     expect(ofType(h.notifications, 'request/retry')).toEqual([
       {
         type: 'request/retry',
         turn: 1,
         step: 1,
         attempt: 2,
+        maxAttempts: 5,
         delayMs: 0,
+        provider: 'scripted',
+        model: h.provider.model,
         error: { code: 'overloaded', message: 'try later' },
       },
     ])

@@ -2,7 +2,7 @@
  * The Anthropic adapter against a local server replaying Messages API wire streams (fixtures
  * written from Anthropic's streaming and error documentation).
  */
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest'
 import type { Message, ToolSpec } from '../../src/core/index.js'
 import { anthropic } from '../../src/providers/anthropic/index.js'
 import type { StreamPart } from '../../src/providers/provider.js'
@@ -17,6 +17,7 @@ beforeAll(async () => {
 afterAll(() => server.close())
 afterEach(() => {
   server.requests.length = 0
+  vi.unstubAllEnvs()
 })
 
 const tideTable: ToolSpec = {
@@ -151,15 +152,44 @@ describe('anthropic: failures end the stream with one error part', () => {
     expect(parts[0]).toMatchObject({ type: 'error', code: 'overloaded_error', retryable: true })
   })
 
-  it('an overloaded_error event mid-stream: retryable', async () => {
+  it('an overloaded_error event mid-stream: retryable, after the usage counted so far', async () => {
     server.reply({ kind: 'sse', text: fixture('anthropic/overloaded-event.sse') })
     const parts = await collect(provider(), requestOf())
-    expect(parts[0]).toEqual({ type: 'text-delta', text: 'Let me' })
-    expect(terminalOf(parts)).toMatchObject({
-      type: 'error',
-      code: 'overloaded_error',
-      retryable: true,
-    })
+    expect(parts).toEqual([
+      { type: 'text-delta', text: 'Let me' },
+      { type: 'usage', usage: { inputTokens: 12, outputTokens: 1 } },
+      {
+        type: 'error',
+        code: 'overloaded_error',
+        message: 'anthropic: error event in the stream (overloaded_error): Overloaded',
+        retryable: true,
+      },
+    ])
+  })
+
+  it('a stream that gave its stop reason and then ended without message_stop is complete', async () => {
+    server.reply({ kind: 'sse', text: fixture('anthropic/no-message-stop.sse') })
+    const parts = await collect(provider(), requestOf())
+    expect(parts).toEqual([
+      { type: 'text-delta', text: 'Noon.' },
+      { type: 'usage', usage: { inputTokens: 40, outputTokens: 3 } },
+      { type: 'end', stopReason: 'stop' },
+    ])
+  })
+
+  it('a connection refused names the base URL and ANTHROPIC_BASE_URL as its source', async () => {
+    const gone = await startWireServer()
+    await gone.close()
+    vi.stubEnv('ANTHROPIC_BASE_URL', gone.origin)
+    const parts = await collect(anthropic({ apiKey: 'k', model: 'claude-sonnet-5-5' }), requestOf())
+    expect(parts).toEqual([
+      {
+        type: 'error',
+        code: 'connection',
+        message: `anthropic: cannot reach ${gone.origin} (base URL from ANTHROPIC_BASE_URL): connection refused (ECONNREFUSED). Check that the server is running and the base URL is right; retrying may help.`,
+        retryable: true,
+      },
+    ])
   })
 
   it('400 "prompt is too long": code context-overflow, not retryable', async () => {
@@ -183,6 +213,19 @@ describe('anthropic: failures end the stream with one error part', () => {
       code: 'invalid-response',
       retryable: false,
     })
+  })
+
+  it('an event missing a field the API always sends is an invalid response, not a crash', async () => {
+    server.reply({
+      kind: 'sse',
+      text: `${firstEvents('anthropic/text.sse', 2)}event: content_block_delta\ndata: {"type":"content_block_delta","index":0}\n\n`,
+    })
+    const parts = await collect(provider(), requestOf())
+    const error = terminalOf(parts)
+    expect(error).toMatchObject({ type: 'error', code: 'invalid-response', retryable: false })
+    expect((error as { message: string }).message).toContain(
+      'a "content_block_delta" event lacks a field the Messages API sends',
+    )
   })
 
   it('a stream that ends before message_stop is an incomplete response (retryable)', async () => {

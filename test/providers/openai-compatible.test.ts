@@ -148,6 +148,103 @@ describe('openaiCompatible: streaming responses', () => {
   })
 })
 
+describe('openaiCompatible: streams as real servers end them', () => {
+  it('a stream with no finish_reason that ends normally (usage with empty choices, then [DONE]) is complete: tool-calls', async () => {
+    server.reply({ kind: 'sse', text: fixture('openai/no-finish-reason-tool-call.sse') })
+    const parts = await collect(provider(), requestOf({ tools: [tideTable] }))
+    expect(parts).toEqual([
+      { type: 'text-delta', text: 'Checking the tides.' },
+      { type: 'tool-call', id: 'toolu_vrtx_01Tide', name: 'tide_table', args: { port: 'Brest' } },
+      { type: 'usage', usage: { inputTokens: 412, outputTokens: 38 } },
+      { type: 'end', stopReason: 'tool-calls' },
+    ])
+    expect(server.requests).toHaveLength(1)
+  })
+
+  it('the same without tool calls is complete: stop', async () => {
+    server.reply({ kind: 'sse', text: fixture('openai/no-finish-reason-text.sse') })
+    const parts = await collect(provider(), requestOf())
+    expect(parts).toEqual([
+      { type: 'text-delta', text: 'High water' },
+      { type: 'text-delta', text: ' is at 12:04.' },
+      { type: 'usage', usage: { inputTokens: 96, outputTokens: 9 } },
+      { type: 'end', stopReason: 'stop' },
+    ])
+  })
+
+  it('without a finish_reason and without [DONE], the stream is cut off: incomplete-response', async () => {
+    const withoutDone = fixture('openai/no-finish-reason-text.sse').replace('data: [DONE]\n\n', '')
+    server.reply({ kind: 'sse', text: withoutDone })
+    const parts = await collect(provider(), requestOf())
+    expect(parts.at(-2)).toEqual({ type: 'usage', usage: { inputTokens: 96, outputTokens: 9 } })
+    expect(terminalOf(parts)).toMatchObject({ code: 'incomplete-response', retryable: true })
+  })
+
+  it('keeps the usage of a final chunk that carries an error object (OpenRouter mid-stream failure)', async () => {
+    server.reply({ kind: 'sse', text: fixture('openai/usage-beside-error.sse') })
+    const parts = await collect(provider(), requestOf())
+    expect(parts).toEqual([
+      { type: 'text-delta', text: 'Let me look' },
+      { type: 'usage', usage: { inputTokens: 1840, outputTokens: 3 } },
+      expect.objectContaining({ type: 'error', code: '502', retryable: true }),
+    ])
+    expect((parts[2] as { message: string }).message).toBe(
+      'openai: error event in the stream (502): Provider disconnected unexpectedly.',
+    )
+  })
+
+  it("keeps Mistral's typed thinking parts (delta.content as an array) as thinking, in order", async () => {
+    server.reply({ kind: 'sse', text: fixture('openai/mistral-thinking.sse') })
+    const parts = await collect(provider({ model: 'magistral-medium-2509' }), requestOf())
+    expect(parts).toEqual([
+      { type: 'thinking-delta', text: 'Brest is on the Atlantic' },
+      { type: 'thinking-delta', text: ', so the tide matters.' },
+      { type: 'text-delta', text: 'Leave at' },
+      { type: 'text-delta', text: ' high water.' },
+      { type: 'usage', usage: { inputTokens: 24, outputTokens: 47 } },
+      { type: 'end', stopReason: 'stop' },
+    ])
+  })
+
+  it('reads chunks of odd shapes defensively instead of failing on them', async () => {
+    server.reply({
+      kind: 'sse',
+      text: [
+        'data: {"choices":"none"}\n\n',
+        'data: {"choices":[null,{"index":0,"delta":"x"}],"usage":7,"error":null}\n\n',
+        'data: {"choices":[{"index":0,"delta":{"content":"ok","tool_calls":[null]},"finish_reason":""}]}\n\n',
+        'data: [DONE]\n\n',
+      ].join(''),
+    })
+    expect(await collect(provider(), requestOf())).toEqual([
+      { type: 'text-delta', text: 'ok' },
+      { type: 'end', stopReason: 'stop' },
+    ])
+  })
+
+  it('skips keep-alive comments, and reads reasoning from whichever field carries it', async () => {
+    const chunk = (delta: object) =>
+      `data: ${JSON.stringify({ choices: [{ index: 0, delta, finish_reason: null }] })}\n\n`
+    server.reply({
+      kind: 'sse',
+      text: [
+        ': OPENROUTER PROCESSING\n\n',
+        chunk({ reasoning_content: '', reasoning: 'Think' }),
+        ': OPENROUTER PROCESSING\n\n',
+        chunk({ content: [{ type: 'thinking', thinking: ' more' }] }),
+        chunk({ content: 'Done', reasoning: null }),
+        'data: [DONE]\n\n',
+      ].join(''),
+    })
+    expect(await collect(provider(), requestOf())).toEqual([
+      { type: 'thinking-delta', text: 'Think' },
+      { type: 'thinking-delta', text: ' more' },
+      { type: 'text-delta', text: 'Done' },
+      { type: 'end', stopReason: 'stop' },
+    ])
+  })
+})
+
 describe('openaiCompatible: failures end the stream with one error part', () => {
   it('429 with retry-after: retryable, retryAfterMs from the header, and no retry by the SDK', async () => {
     server.reply({
@@ -217,6 +314,8 @@ describe('openaiCompatible: failures end the stream with one error part', () => 
     const parts = await collect(provider(), requestOf())
     expect(parts[0]).toMatchObject({ type: 'error', code: 'invalid_api_key', retryable: false })
     expect((parts[0] as { message: string }).message).toMatch(/HTTP 401.*Check the API key/)
+    // The provider's message ends with a period; rudder's hint follows without doubling it.
+    expect((parts[0] as { message: string }).message).not.toMatch(/\.\./)
   })
 
   it('a malformed event line ends the stream with a clear error, not a hang', async () => {
@@ -259,13 +358,26 @@ describe('openaiCompatible: failures end the stream with one error part', () => 
     expect(terminalOf(parts)).toMatchObject({ type: 'error', code: 'connection', retryable: true })
   })
 
-  it('a server that cannot be reached is a retryable connection error', async () => {
+  it('a server that cannot be reached is a retryable connection error naming the base URL', async () => {
     const gone = await startWireServer()
     await gone.close()
     const parts = await collect(provider({ baseURL: `${gone.origin}/v1` }), requestOf())
     expect(parts).toEqual([
       expect.objectContaining({ type: 'error', code: 'connection', retryable: true }),
     ])
+    expect((parts[0] as { message: string }).message).toBe(
+      `openai: cannot reach ${gone.origin}/v1 (base URL from the baseURL option): connection refused (ECONNREFUSED). Check that the server is running and the base URL is right; retrying may help.`,
+    )
+  })
+
+  it('without baseURL, a connection error names OPENAI_BASE_URL as the source of the address', async () => {
+    const gone = await startWireServer()
+    await gone.close()
+    vi.stubEnv('OPENAI_BASE_URL', `${gone.origin}/v1`)
+    const parts = await collect(openaiCompatible({ apiKey: 'k', model: 'gpt-4.1' }), requestOf())
+    expect((parts[0] as { message: string }).message).toContain(
+      `cannot reach ${gone.origin}/v1 (base URL from OPENAI_BASE_URL)`,
+    )
   })
 
   it('abort mid-stream stops the HTTP request and ends with an aborted error', async () => {

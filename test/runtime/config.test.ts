@@ -113,7 +113,7 @@ describe('loadConfig: every error names the file, the key and the fix', () => {
     const error = configErrorOf(() => loadConfig(p))
     expect(error.message).toContain(p.projectFile)
     expect(error.message).toContain(
-      'unknown key "modle" at the top level (known keys: model, providers, store, approval, system, mcpServers, trustedDirectories); remove it or fix its spelling',
+      'unknown key "modle" at the top level (known keys: model, providers, store, approval, system, retry, mcpServers, trustedDirectories); remove it or fix its spelling',
     )
   })
 
@@ -154,5 +154,40 @@ describe('loadConfig: every error names the file, the key and the fix', () => {
     const error = configErrorOf(() => loadConfig(p))
     expect(error.message).toContain(p.projectFile)
     expect(error.message).toContain('cannot be read')
+  })
+})
+
+describe('loadConfig: waiting and retrying', () => {
+  it('reads timeouts per provider and the retry policy, from either file', () => {
+    const p = place()
+    write(p.userFile, { retry: { maxRetries: 2, baseDelayMs: 500 } })
+    write(p.projectFile, {
+      providers: { ollama: { timeoutMs: 5000, idleTimeoutMs: 300_000, maxResponseChars: 100 } },
+      retry: { maxDelayMs: 8000 },
+    })
+    expect(loadConfig(p).config).toEqual({
+      retry: { maxRetries: 2, baseDelayMs: 500, maxDelayMs: 8000 },
+      providers: { ollama: { timeoutMs: 5000, idleTimeoutMs: 300_000, maxResponseChars: 100 } },
+    })
+  })
+
+  it('refuses timeouts that are not positive whole milliseconds, and unknown retry keys', () => {
+    const p = place()
+    write(p.userFile, {
+      providers: { openai: { timeoutMs: 0, idleTimeoutMs: 1.5 } },
+      retry: { maxRetries: -1, retries: 3 },
+    })
+    const error = configErrorOf(() => loadConfig(p))
+    expect(error.message).toContain(p.userFile)
+    expect(error.message).toContain(
+      'key "providers.openai.timeoutMs": must be more than 0 milliseconds (default 60000)',
+    )
+    expect(error.message).toContain(
+      'key "providers.openai.idleTimeoutMs": must be a whole number of milliseconds (default 120000)',
+    )
+    expect(error.message).toContain('key "retry.maxRetries"')
+    expect(error.message).toContain(
+      'unknown key "retries" in retry (known keys: maxRetries, baseDelayMs, maxDelayMs)',
+    )
   })
 })

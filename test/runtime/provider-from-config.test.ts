@@ -216,3 +216,60 @@ describe('resolveProvider: keys, base URLs and parameters', () => {
     })
   })
 })
+
+describe('resolveProvider: limits, and where the base URL came from', () => {
+  it('names what chose the base URL: the config file, the variable, or the default', () => {
+    const p = place({ OPENAI_API_KEY: 'sk', OPENAI_BASE_URL: 'http://127.0.0.1:9/v1' })
+    expect(resolveProvider({ ...p, model: 'openai/gpt-4.1' })).toMatchObject({
+      baseURL: 'http://127.0.0.1:9/v1',
+      baseURLSource: 'OPENAI_BASE_URL',
+    })
+    expect(resolveProvider({ ...p, model: 'ollama/qwen3:8b' })).toMatchObject({
+      baseURL: 'http://localhost:11434/v1',
+      baseURLSource: "rudder's default",
+    })
+    write(p.projectFile, { providers: { openai: { baseURL: 'http://127.0.0.1:8/v1' } } })
+    expect(resolveProvider({ ...p, model: 'openai/gpt-4.1' })).toMatchObject({
+      baseURL: 'http://127.0.0.1:8/v1',
+      baseURLSource: p.projectFile,
+    })
+  })
+
+  it('a connection error names the base URL and the file that set it', async () => {
+    const gone = await startWireServer()
+    await gone.close()
+    const p = place({ DEEPSEEK_API_KEY: 'sk' })
+    write(p.userFile, { providers: { deepseek: { baseURL: gone.origin } } })
+    const { provider } = resolveProvider({ ...p, model: 'deepseek/deepseek-chat' })
+    const [error] = await collect(provider, requestOf())
+    expect(error).toMatchObject({ type: 'error', code: 'connection', retryable: true })
+    expect(error?.type === 'error' && error.message).toContain(
+      `deepseek: cannot reach ${gone.origin} (base URL from ${p.userFile}): connection refused (ECONNREFUSED).`,
+    )
+  })
+
+  it("the provider's idleTimeoutMs from config reaches the adapter: a stalled stream ends", async () => {
+    const p = place()
+    write(p.projectFile, {
+      providers: { ollama: { baseURL: `${server.origin}/v1`, idleTimeoutMs: 200 } },
+    })
+    server.reply({ kind: 'stall', keepAlive: ': keep-alive\n\n', everyMs: 20 })
+    const { provider } = resolveProvider({ ...p, model: 'ollama/qwen3:8b' })
+    const [error] = await collect(provider, requestOf())
+    expect(error).toMatchObject({ type: 'error', code: 'idle-timeout', retryable: true })
+    expect(error?.type === 'error' && error.message).toContain('nothing arrived for 200 ms')
+  })
+
+  it('timeoutMs given for the run beats the config file', async () => {
+    const p = place()
+    write(p.userFile, {
+      providers: { ollama: { baseURL: `${server.origin}/v1`, timeoutMs: 60_000 } },
+    })
+    server.reply({ kind: 'silent' })
+    const { provider } = resolveProvider({ ...p, model: 'ollama/qwen3:8b', timeoutMs: 150 })
+    const [error] = await collect(provider, requestOf())
+    expect(error).toMatchObject({ type: 'error', code: 'timeout', retryable: true })
+    expect(error?.type === 'error' && error.message).toContain('within 150 ms')
+    await server.requests[0]?.clientGone
+  })
+})

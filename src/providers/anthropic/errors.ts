@@ -6,15 +6,17 @@ import {
   abortedPart,
   connectionFailurePart,
   type ErrorPart,
+  type FailureContext,
   httpFailurePart,
-  invalidResponsePart,
+  sentences,
+  timeoutPart,
 } from '../failure.js'
 import { isNetworkError } from '../network-errors.js'
 
 /** The SDK's error classes; the SDK itself is loaded only when a request is made. */
 export type AnthropicSdk = Pick<
   typeof import('@anthropic-ai/sdk'),
-  'APIConnectionError' | 'APIError' | 'APIUserAbortError'
+  'APIConnectionError' | 'APIConnectionTimeoutError' | 'APIError' | 'APIUserAbortError'
 >
 
 /**
@@ -23,14 +25,17 @@ export type AnthropicSdk = Pick<
  */
 export function messagesFailurePart(
   error: unknown,
-  provider: string,
-  signal: AbortSignal,
+  context: FailureContext,
   sdk?: AnthropicSdk,
 ): ErrorPart {
+  const { provider, signal, endpoint } = context
   if (signal.aborted || (sdk && error instanceof sdk.APIUserAbortError))
     return abortedPart(provider)
+  // The SDK's own timer (`timeout`) ran out before the response headers arrived.
+  if (sdk && error instanceof sdk.APIConnectionTimeoutError)
+    return timeoutPart(provider, endpoint, context.timeoutMs)
   if ((sdk && error instanceof sdk.APIConnectionError) || isNetworkError(error))
-    return connectionFailurePart(provider, error)
+    return connectionFailurePart(provider, error, endpoint)
   if (sdk && error instanceof sdk.APIError) {
     // An `error` event inside a 200 stream has no status; its type says what happened
     // (`overloaded_error`, `api_error`, …).
@@ -43,14 +48,15 @@ export function messagesFailurePart(
       message: error.apiMessage ?? error.message,
     })
   }
-  if (error instanceof SyntaxError)
-    return invalidResponsePart(provider, `an event is not valid JSON (${error.message})`)
   const message = messageOf(error)
   if (/authentication/i.test(message))
     return {
       type: 'error',
       code: 'authentication',
-      message: `${provider}: ${message}. Pass apiKey to anthropic(), or set ANTHROPIC_API_KEY.`,
+      message: sentences(
+        `${provider}: ${message}`,
+        'Pass apiKey to anthropic(), or set ANTHROPIC_API_KEY.',
+      ),
       retryable: false,
     }
   return {

@@ -2,21 +2,27 @@
  * `anthropic()`: a provider for the Anthropic Messages API, on the official SDK.
  */
 import type Anthropic from '@anthropic-ai/sdk'
-import { checkBaseURL } from '../base-url.js'
+import { checkBaseURL, type Endpoint, endpointOf } from '../base-url.js'
 import { findKnownModel } from '../known-models.js'
 import type { ModelRequest, Provider, StreamPart } from '../provider.js'
 import { streamThroughSdk } from '../sdk-stream.js'
+import { resolveLimits, type StreamLimitOptions } from '../stream-guard.js'
 import { type AnthropicSdk, messagesFailurePart } from './errors.js'
 import { toMessagesRequest } from './request.js'
 import { readMessageStream } from './response.js'
 
-export type AnthropicOptions = {
+export type AnthropicOptions = StreamLimitOptions & {
   /** The model used when a request names none (`claude-sonnet-5-5`). */
   readonly model: string
   /** The API key. Default: the SDK's (`ANTHROPIC_API_KEY`, then its own credential lookup). */
   readonly apiKey?: string
   /** Default: the SDK's (`ANTHROPIC_BASE_URL`, else `https://api.anthropic.com`). */
   readonly baseURL?: string
+  /**
+   * What chose `baseURL` (a config file, `ANTHROPIC_BASE_URL`, …), named by connection and
+   * timeout errors. Default: "the baseURL option".
+   */
+  readonly baseURLSource?: string
   /** The provider id in the log. Default `anthropic`. */
   readonly id?: string
   /**
@@ -26,8 +32,6 @@ export type AnthropicOptions = {
   readonly maxTokens?: number
   /** Extra HTTP headers on every request (an `anthropic-beta` flag, say). */
   readonly headers?: Readonly<Record<string, string>>
-  /** Milliseconds to wait for the server before the request fails (retryable). SDK default otherwise. */
-  readonly timeoutMs?: number
   /** The `fetch` to use. Default: the global one. */
   readonly fetch?: (input: string | URL | Request, init?: RequestInit) => Promise<Response>
 }
@@ -36,17 +40,23 @@ export type AnthropicOptions = {
 export const DEFAULT_ANTHROPIC_MAX_TOKENS = 8192
 
 /**
- * Creates an Anthropic provider. Throws `ConfigError` at once when the base URL is not an http(s) URL.
+ * Creates an Anthropic provider. Throws `ConfigError` at once when the base URL is not an http(s)
+ * URL or a limit is not a positive whole number.
  *
  * The stream never throws: HTTP failures, `error` events (`overloaded_error` is retryable),
  * connection errors, malformed events and aborts end it with one `error` part (`code:
  * 'context-overflow'` when the prompt is too long; `retryAfterMs` from the response headers).
+ * Limits: no response headers within `timeoutMs` is `timeout`, no event but pings for
+ * `idleTimeoutMs` is `idle-timeout` (both retryable), more than `maxResponseChars` is
+ * `response-too-large`.
  * The SDK's own retries are off: the agent retries and announces each attempt. Aborting the
  * signal, or stopping iteration early, aborts the HTTP request.
  */
 export function anthropic(options: AnthropicOptions): Provider {
   const id = options.id ?? 'anthropic'
   checkBaseURL('anthropic', options.baseURL, 'https://api.anthropic.com')
+  const limits = resolveLimits(`anthropic (${id})`, options)
+  const endpoint = endpointOf(options, 'ANTHROPIC_BASE_URL', 'https://api.anthropic.com')
   // The SDK is loaded on the first request, so a process that never calls this provider
   // does not pay for loading it.
   let connection: Promise<Connection> | undefined
@@ -56,7 +66,8 @@ export function anthropic(options: AnthropicOptions): Provider {
       client: new sdk.default({
         ...(options.apiKey === undefined ? {} : { apiKey: options.apiKey }),
         ...(options.baseURL === undefined ? {} : { baseURL: options.baseURL }),
-        ...(options.timeoutMs === undefined ? {} : { timeout: options.timeoutMs }),
+        // Bounds the wait for the response headers; the body is watched by the idle timeout.
+        timeout: limits.timeoutMs,
         ...(options.headers === undefined ? {} : { defaultHeaders: options.headers }),
         ...(options.fetch === undefined ? {} : { fetch: options.fetch }),
         maxRetries: 0,
@@ -71,30 +82,46 @@ export function anthropic(options: AnthropicOptions): Provider {
     findKnownModel(model, 'anthropic')?.maxOutputTokens ??
     DEFAULT_ANTHROPIC_MAX_TOKENS
 
+  const setup: MessagesSetup = { connect, id, endpoint, limits }
   return {
     id,
     model: options.model,
     stream: (request, signal) =>
-      streamMessages(connect, id, maxTokensFor(request.model), request, signal),
+      streamMessages(setup, maxTokensFor(request.model), request, signal),
   }
 }
 
 type Connection = { readonly sdk: AnthropicSdk; readonly client: Anthropic }
 
+type MessagesSetup = {
+  readonly connect: () => Promise<Connection>
+  readonly id: string
+  readonly endpoint: Endpoint
+  readonly limits: Required<StreamLimitOptions>
+}
+
 function streamMessages(
-  connect: () => Promise<Connection>,
-  id: string,
+  setup: MessagesSetup,
   maxTokens: number,
   request: ModelRequest,
   signal: AbortSignal,
 ): AsyncGenerator<StreamPart, void, undefined> {
+  const { id, endpoint, limits } = setup
   return streamThroughSdk({
     id,
     signal,
-    connect,
+    endpoint,
+    limits,
+    connect: setup.connect,
+    // The raw response: rudder reads the event stream itself (see sse.ts).
     send: ({ client }, abort) =>
-      client.messages.create(toMessagesRequest(request, maxTokens), { signal: abort }),
-    read: (events) => readMessageStream(events, id, signal),
-    fail: (error, sdk) => messagesFailurePart(error, id, signal, sdk),
+      client.messages.create(toMessagesRequest(request, maxTokens), { signal: abort }).asResponse(),
+    read: readMessageStream,
+    fail: (error, sdk) =>
+      messagesFailurePart(
+        error,
+        { provider: id, signal, endpoint, timeoutMs: limits.timeoutMs },
+        sdk,
+      ),
   })
 }

@@ -6,15 +6,16 @@ import {
   abortedPart,
   connectionFailurePart,
   type ErrorPart,
+  type FailureContext,
   httpFailurePart,
-  invalidResponsePart,
+  timeoutPart,
 } from '../failure.js'
 import { isNetworkError } from '../network-errors.js'
 
 /** The SDK's error classes; the SDK itself is loaded only when a request is made. */
 export type OpenAISdk = Pick<
   typeof import('openai'),
-  'APIConnectionError' | 'APIError' | 'APIUserAbortError'
+  'APIConnectionError' | 'APIConnectionTimeoutError' | 'APIError' | 'APIUserAbortError'
 >
 
 /**
@@ -23,14 +24,17 @@ export type OpenAISdk = Pick<
  */
 export function chatFailurePart(
   error: unknown,
-  provider: string,
-  signal: AbortSignal,
+  context: FailureContext,
   sdk?: OpenAISdk,
 ): ErrorPart {
+  const { provider, signal, endpoint } = context
   if (signal.aborted || (sdk && error instanceof sdk.APIUserAbortError))
     return abortedPart(provider)
+  // The SDK's own timer (`timeout`) ran out before the response headers arrived.
+  if (sdk && error instanceof sdk.APIConnectionTimeoutError)
+    return timeoutPart(provider, endpoint, context.timeoutMs)
   if ((sdk && error instanceof sdk.APIConnectionError) || isNetworkError(error))
-    return connectionFailurePart(provider, error)
+    return connectionFailurePart(provider, error, endpoint)
   if (sdk && error instanceof sdk.APIError) {
     const body = error.error as { message?: unknown } | undefined
     const code = error.code ?? error.type
@@ -42,9 +46,6 @@ export function chatFailurePart(
       message: typeof body?.message === 'string' ? body.message : error.message,
     })
   }
-  // The SDK parses each event with JSON.parse: a malformed event line surfaces here.
-  if (error instanceof SyntaxError)
-    return invalidResponsePart(provider, `an event is not valid JSON (${error.message})`)
   return {
     type: 'error',
     code: 'provider-error',

@@ -4,15 +4,16 @@
  */
 import type OpenAI from 'openai'
 import { ConfigError } from '../../core/index.js'
-import { checkBaseURL } from '../base-url.js'
+import { checkBaseURL, type Endpoint, endpointOf } from '../base-url.js'
 import type { ModelRequest, Provider, StreamPart } from '../provider.js'
 import { streamThroughSdk } from '../sdk-stream.js'
+import { resolveLimits, type StreamLimitOptions } from '../stream-guard.js'
 import { type FetchFunction, withNormalizedErrorBodies } from './error-bodies.js'
 import { chatFailurePart, type OpenAISdk } from './errors.js'
 import { type ChatDialect, toChatRequest } from './request.js'
 import { readChatStream } from './response.js'
 
-export type OpenAICompatibleOptions = {
+export type OpenAICompatibleOptions = StreamLimitOptions & {
   /** The model used when a request names none (`gpt-4.1`, `deepseek-chat`, `qwen3:8b`). */
   readonly model: string
   /**
@@ -38,21 +39,27 @@ export type OpenAICompatibleOptions = {
    * Default: true for `api.deepseek.com`, false otherwise.
    */
   readonly sendReasoning?: boolean
+  /**
+   * What chose `baseURL` (a config file, `DEEPSEEK_BASE_URL`, …), named by connection and timeout
+   * errors so the user knows what to fix. Default: "the baseURL option".
+   */
+  readonly baseURLSource?: string
   /** Extra HTTP headers on every request. */
   readonly headers?: Readonly<Record<string, string>>
-  /** Milliseconds to wait for the server before the request fails (retryable). SDK default otherwise. */
-  readonly timeoutMs?: number
   /** The `fetch` to use. Default: the global one. */
   readonly fetch?: FetchFunction
 }
 
 /**
  * Creates an OpenAI-compatible provider. Throws `ConfigError` at once when no API key is given
- * and `OPENAI_API_KEY` is unset, or the base URL is not an http(s) URL.
+ * and `OPENAI_API_KEY` is unset, the base URL is not an http(s) URL, or a limit is not a
+ * positive whole number.
  *
  * The stream never throws: HTTP failures, connection errors, malformed events and aborts end it
- * with one `error` part (`retryable` for connection errors, 408, 429 and 5xx; `code:
+ * with one `error` part (`retryable` for connection errors, timeouts, 408, 429 and 5xx; `code:
  * 'context-overflow'` when the prompt is too long; `retryAfterMs` from the response headers).
+ * Limits: no response headers within `timeoutMs` is `timeout`, no event for `idleTimeoutMs` is
+ * `idle-timeout` (both retryable), more than `maxResponseChars` is `response-too-large`.
  * The SDK's own retries are off: the agent retries and announces each attempt. Aborting the
  * signal, or stopping iteration early, aborts the HTTP request.
  */
@@ -66,7 +73,9 @@ export function openaiCompatible(options: OpenAICompatibleOptions): Provider {
       `openaiCompatible (${id}): no API key. Pass apiKey, or set OPENAI_API_KEY; a local server that checks no key accepts any string.`,
     )
   }
-  const host = hostOf(options.baseURL ?? process.env.OPENAI_BASE_URL ?? 'https://api.openai.com/v1')
+  const limits = resolveLimits(`openaiCompatible (${id})`, options)
+  const endpoint = endpointOf(options, 'OPENAI_BASE_URL', 'https://api.openai.com/v1')
+  const host = hostOf(endpoint.url)
   let connection: Promise<Connection> | undefined
   const connect = () => {
     connection ??= import('openai').then((sdk) => ({
@@ -74,7 +83,8 @@ export function openaiCompatible(options: OpenAICompatibleOptions): Provider {
       client: new sdk.default({
         ...(options.apiKey === undefined ? {} : { apiKey: options.apiKey }),
         ...(options.baseURL === undefined ? {} : { baseURL: options.baseURL }),
-        ...(options.timeoutMs === undefined ? {} : { timeout: options.timeoutMs }),
+        // Bounds the wait for the response headers; the body is watched by the idle timeout.
+        timeout: limits.timeoutMs,
         ...(options.headers === undefined ? {} : { defaultHeaders: options.headers }),
         maxRetries: 0,
         // The SDK would print unparseable events to the console; they become error parts instead.
@@ -91,30 +101,44 @@ export function openaiCompatible(options: OpenAICompatibleOptions): Provider {
     sendReasoning: options.sendReasoning ?? host === 'api.deepseek.com',
   }
 
+  const setup: ChatSetup = { connect, id, dialect, endpoint, limits }
   return {
     id,
     model: options.model,
-    stream: (request, signal) => streamChat(connect, id, dialect, request, signal),
+    stream: (request, signal) => streamChat(setup, request, signal),
   }
 }
 
 type Connection = { readonly sdk: OpenAISdk; readonly client: OpenAI }
 
+type ChatSetup = {
+  readonly connect: () => Promise<Connection>
+  readonly id: string
+  readonly dialect: ChatDialect
+  readonly endpoint: Endpoint
+  readonly limits: Required<StreamLimitOptions>
+}
+
 function streamChat(
-  connect: () => Promise<Connection>,
-  id: string,
-  dialect: ChatDialect,
+  setup: ChatSetup,
   request: ModelRequest,
   signal: AbortSignal,
 ): AsyncGenerator<StreamPart, void, undefined> {
+  const { id, endpoint, limits } = setup
   return streamThroughSdk({
     id,
     signal,
-    connect,
+    endpoint,
+    limits,
+    connect: setup.connect,
+    // The raw response: rudder reads the event stream itself (see sse.ts).
     send: ({ client }, abort) =>
-      client.chat.completions.create(toChatRequest(request, dialect), { signal: abort }),
-    read: (chunks) => readChatStream(chunks, id, signal),
-    fail: (error, sdk) => chatFailurePart(error, id, signal, sdk),
+      client.chat.completions
+        .create(toChatRequest(request, setup.dialect), { signal: abort })
+        .asResponse(),
+    read: readChatStream,
+    fail: (error, sdk) =>
+      chatFailurePart(error, { provider: id, signal, endpoint, timeoutMs: limits.timeoutMs }, sdk),
   })
 }
 

@@ -26,6 +26,20 @@ export type Reply =
       readonly body: unknown
       readonly headers?: Readonly<Record<string, string>>
     }
+  /**
+   * A 200 event stream that sends `text`, then stalls: only `keepAlive` (an SSE comment, or a
+   * ping event) every `everyMs`, until the client leaves.
+   */
+  | {
+      readonly kind: 'stall'
+      readonly text?: string
+      readonly keepAlive: string
+      readonly everyMs: number
+    }
+  /** A 200 event stream that sends `text`, then `event` again and again until the client leaves. */
+  | { readonly kind: 'endless'; readonly text?: string; readonly event: string }
+  /** Reads the request and never answers (no status line) until the client leaves. */
+  | { readonly kind: 'silent' }
 
 /** One request as the server received it. */
 export type RecordedRequest = {
@@ -123,12 +137,10 @@ function send(
 
 async function answer(response: ServerResponse, reply: Reply): Promise<void> {
   if (reply.kind === 'json') return send(response, reply.status, reply.body, reply.headers)
-  response.writeHead(200, {
-    'content-type': 'text/event-stream; charset=utf-8',
-    'cache-control': 'no-cache',
-    connection: 'keep-alive',
-    ...reply.headers,
-  })
+  const gone = new Promise<void>((resolve) => response.on('close', resolve))
+  if (reply.kind === 'silent') return gone
+  if (reply.kind === 'stall' || reply.kind === 'endless') return repeat(response, reply, gone)
+  response.writeHead(200, { ...SSE_HEADERS, ...reply.headers })
   // One write per event, as a server flushes them while the model generates.
   for (const event of reply.text.split(/(?<=\n\n)/)) {
     if (response.destroyed) return
@@ -139,4 +151,36 @@ async function answer(response: ServerResponse, reply: Reply): Promise<void> {
   }
   if (reply.destroy) response.destroy()
   else if (!response.destroyed) response.end()
+}
+
+const SSE_HEADERS = {
+  'content-type': 'text/event-stream; charset=utf-8',
+  'cache-control': 'no-cache',
+  connection: 'keep-alive',
+}
+
+/** Writes `text`, then a repeated piece until the client leaves (`gone`). */
+async function repeat(
+  response: ServerResponse,
+  reply: Extract<Reply, { kind: 'stall' | 'endless' }>,
+  gone: Promise<void>,
+): Promise<void> {
+  let isGone = false
+  void gone.then(() => {
+    isGone = true
+  })
+  response.writeHead(200, SSE_HEADERS)
+  if (reply.text) response.write(reply.text)
+  const piece = reply.kind === 'stall' ? reply.keepAlive : reply.event
+  while (!isGone && !response.destroyed) {
+    if (reply.kind === 'stall') {
+      // The timer is the server's pace, not the test's: the test waits on the client's outcome.
+      await Promise.race([gone, new Promise((resolve) => setTimeout(resolve, reply.everyMs))])
+      if (isGone) return
+      response.write(piece)
+    } else if (!response.write(piece)) {
+      // Honour backpressure, so an endless stream is as fast as the client reads, no faster.
+      await Promise.race([gone, new Promise((resolve) => response.once('drain', resolve))])
+    }
+  }
 }
