@@ -65,9 +65,9 @@ describe('tool-pre ask with replaced arguments', () => {
       [{ text: 'replaced' }, 'check it'],
     ])
     const toolCall = h.session.events.find((event) => event.type === 'tool/call')
-    expect((toolCall?.data as EventMap['tool/call']).args).toEqual({ text: 'replaced' })
+    expect((toolCall!.data as EventMap['tool/call']).args).toEqual({ text: 'replaced' })
     const result = h.session.events.find((event) => event.type === 'tool/result')
-    expect((result?.data as EventMap['tool/result']).content).toEqual([
+    expect((result!.data as EventMap['tool/result']).content).toEqual([
       { type: 'text', text: 'echo: replaced' },
     ])
   })
@@ -85,6 +85,6 @@ describe('tool-pre ask with replaced arguments', () => {
     await h.agent.send('P').result
     expect(asked).toBe(0)
     const result = h.session.events.find((event) => event.type === 'tool/result')
-    expect((result?.data as EventMap['tool/result']).error?.code).toBe('invalid-arguments')
+    expect((result!.data as EventMap['tool/result']).error?.code).toBe('invalid-arguments')
   })
 })
