@@ -91,6 +91,11 @@ export const CONFIG_SHAPE = {
   approval: approvalPolicySchema.optional(),
   /** The system prompt, replacing rudder's default. */
   system: z.string().optional(),
+  /**
+   * Command hooks in Claude Code's shape ({ "PreToolUse": [{ "matcher", "hooks": [...] }] }).
+   * Checked by the hook bridges (src/bridges), which report problems with file and key.
+   */
+  hooks: z.record(z.string(), z.unknown()).optional(),
 }
 
 export const configSchema = z.strictObject(CONFIG_SHAPE)

@@ -5,8 +5,11 @@
  * approval control and workspace context. `openRuntime` (runtime.ts) is one host with one
  * session, for the headless CLI.
  */
-import { resolve } from 'node:path'
+import { mkdirSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join, resolve } from 'node:path'
 import { type Agent, createAgent } from '../agent/index.js'
+import { createHookBridge, type DiscoveredHooks, discoverHooks } from '../bridges/index.js'
 import { ConfigError, type JsonObject, RudderError } from '../core/index.js'
 import type { Provider } from '../providers/provider.js'
 import { replayProvider } from '../providers/replay/index.js'
@@ -22,6 +25,7 @@ import {
   createApprovalControl,
 } from './approval-control.js'
 import { type Environment, type LoadedConfig, loadConfig } from './config.js'
+import { isDirectoryTrusted } from './directory-trust.js'
 import { createNoticeBoard, type NoticeBoard } from './notices.js'
 import { resolveProvider } from './provider-from-config.js'
 import { installWorkspaceContext } from './workspace-context.js'
@@ -169,6 +173,15 @@ async function openSessionRuntime(composition: Composition): Promise<SessionRunt
   const { host, store, options, cwd } = composition
   const location = { cwd, env: host.env, home: host.home }
   const config = loadConfig(location)
+  // Hooks are read for this session's cwd; a broken hook config fails here, before anything runs.
+  const hooks = discoverHooks({
+    cwd,
+    home: host.home,
+    env: host.env,
+    isProjectTrusted: isDirectoryTrusted(config, cwd),
+    rudderUserFile: config.userFile,
+    rudderProjectFile: config.projectFile,
+  })
   const chosen = await chooseProvider(composition, options)
   const session = await openChosenSession(store, options.choice ?? { kind: 'new' }, cwd)
   try {
@@ -182,13 +195,25 @@ async function openSessionRuntime(composition: Composition): Promise<SessionRunt
         unattendedHint: options.unattendedHint,
       }),
     })
+    const sessionId = session.header.id
+    const bridge = hookBridgeFor(hooks, {
+      cwd,
+      env: host.env,
+      sessionId,
+      notices: composition.notices,
+      permissionMode: () => CLAUDE_PERMISSION_MODES[approval.mode],
+    })
     const agent = createAgent({
       session,
       provider: chosen.provider,
       model: chosen.model,
       system: options.system ?? config.config.system ?? defaultSystemPrompt(cwd),
       params: chosen.params,
-      tools: builtinTools({ workspace: cwd }),
+      // SessionStart hooks may write `export` lines to CLAUDE_ENV_FILE; every bash call sources it.
+      tools: builtinTools({
+        workspace: cwd,
+        ...(bridge ? { bash: { env: { BASH_ENV: bridge.envFile } } } : {}),
+      }),
       cwd,
       ...optionalFields({ maxSteps: options.maxSteps }),
       ...(chosen.contextWindow === undefined
@@ -196,9 +221,11 @@ async function openSessionRuntime(composition: Composition): Promise<SessionRunt
         : { compaction: { contextWindow: chosen.contextWindow } }),
       // The policy runs outermost, so a later hook can only narrow what it allows.
       hooks: { 'tool-pre': approval.toolPre },
-      approve: approval.approve,
+      approve: bridge ? bridge.hooks.wrapApprove(approval.approve) : approval.approve,
     })
     installWorkspaceContext(agent, location)
+    // After the approval control, so the policy stays the outermost tool-pre listener.
+    const uninstallHooks = bridge?.hooks.install(agent)
     let label = chosen.label
     let closing: Promise<void> | undefined
     return {
@@ -226,7 +253,9 @@ async function openSessionRuntime(composition: Composition): Promise<SessionRunt
       close() {
         closing ??= (async () => {
           try {
+            await bridge?.hooks.end()
             await agent.dispose()
+            uninstallHooks?.()
           } finally {
             await session.close()
             composition.onClose(session.header.id)
@@ -239,6 +268,47 @@ async function openSessionRuntime(composition: Composition): Promise<SessionRunt
     await session.close()
     throw error
   }
+}
+
+/** Claude Code's names for rudder's approval modes, as hooks see them in `permission_mode`. */
+const CLAUDE_PERMISSION_MODES: Record<ApprovalMode, string> = {
+  ask: 'default',
+  'auto-edit': 'acceptEdits',
+  yolo: 'bypassPermissions',
+}
+
+/**
+ * The command-hook bridge of one session, or undefined when no hook applies. Load-time notices
+ * (untrusted project hooks, ignored fields) are published once, here.
+ */
+function hookBridgeFor(
+  hooks: DiscoveredHooks,
+  options: {
+    readonly cwd: string
+    readonly env: Environment
+    readonly sessionId: string
+    readonly notices: NoticeBoard
+    readonly permissionMode: () => string
+  },
+) {
+  const { sessionId, notices } = options
+  for (const message of hooks.notices)
+    notices.publish({ level: 'info', source: 'hooks', message, sessionId })
+  if (hooks.specs.length === 0) return undefined
+  const stateDir = join(tmpdir(), 'rudder', 'hooks')
+  const envFile = join(stateDir, `${sessionId}.env`)
+  mkdirSync(stateDir, { recursive: true })
+  writeFileSync(envFile, '')
+  const bridge = createHookBridge({
+    specs: hooks.specs,
+    cwd: options.cwd,
+    env: options.env,
+    stateDir,
+    envFile,
+    permissionMode: options.permissionMode,
+    notify: (notice) => notices.publish({ ...notice, sessionId }),
+  })
+  return { hooks: bridge, envFile }
 }
 
 /**
