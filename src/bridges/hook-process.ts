@@ -1,10 +1,15 @@
 /**
  * Runs one hook command: `bash -c <command>` (or the executable with `args`, no shell) in the
  * session's directory, as the leader of its own process group, with the event as one line of
- * compact JSON plus a newline on stdin. A timeout or an abort kills the whole group (SIGTERM,
+ * compact JSON plus a newline on stdin. Stdin is a file, not a socket: bash takes a socket on
+ * stdin for a remote login and sources `~/.bashrc`, which hooks must not depend on. A timeout or an abort kills the whole group (SIGTERM,
  * then SIGKILL), so nothing the hook started outlives it. POSIX only.
  */
 import { spawn } from 'node:child_process'
+import { randomUUID } from 'node:crypto'
+import { closeSync, openSync, unlinkSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 
 export type HookProcessOptions = {
   readonly command: string
@@ -57,20 +62,19 @@ export function runHookProcess(options: HookProcessOptions): Promise<HookProcess
     const env: NodeJS.ProcessEnv = {}
     for (const [name, value] of Object.entries(options.env))
       if (value !== undefined) env[name] = value
+    const stdin = inputFile(options.input)
+    const spawnOptions = {
+      cwd: options.cwd,
+      env,
+      // detached = setsid(): the hook leads a new process group whose id is its pid.
+      detached: true,
+      stdio: [stdin, 'pipe', 'pipe'] as ['pipe' | number, 'pipe', 'pipe'],
+    }
     const child = options.args
-      ? spawn(options.command, [...options.args], {
-          cwd: options.cwd,
-          env,
-          detached: true,
-          stdio: ['pipe', 'pipe', 'pipe'],
-        })
-      : spawn('bash', ['-c', options.command], {
-          cwd: options.cwd,
-          env,
-          // detached = setsid(): the hook leads a new process group whose id is its pid.
-          detached: true,
-          stdio: ['pipe', 'pipe', 'pipe'],
-        })
+      ? spawn(options.command, [...options.args], spawnOptions)
+      : spawn('bash', ['-c', options.command], spawnOptions)
+    // The child has its own copy of the descriptor.
+    closeSync(stdin)
     const killGroup = (signal: NodeJS.Signals) => {
       if (child.pid === undefined) return
       try {
@@ -88,15 +92,12 @@ export function runHookProcess(options: HookProcessOptions): Promise<HookProcess
     timer = setTimeout(() => stop('timed-out'), options.timeoutMs)
     options.signal.addEventListener('abort', onAbort, { once: true })
 
-    child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
+    child.stdout!.setEncoding('utf8').on('data', (chunk: string) => {
       if (stdout.length < MAX_OUTPUT) stdout += chunk
     })
-    child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
+    child.stderr!.setEncoding('utf8').on('data', (chunk: string) => {
       if (stderr.length < MAX_OUTPUT) stderr += chunk
     })
-    // A hook that never reads stdin closes it early: that is its business, not an error.
-    child.stdin.on('error', () => {})
-    child.stdin.end(`${options.input}\n`)
 
     child.on('error', (error) => {
       // Only a spawn failure leaves no pid; other errors come with a 'close' of their own.
@@ -115,6 +116,17 @@ export function runHookProcess(options: HookProcessOptions): Promise<HookProcess
       resolve(result(stopReason ?? 'exited', code, signal, stdout, stderr, started))
     })
   })
+}
+
+/** A read descriptor of a private, already unlinked file holding `input` and a newline. */
+function inputFile(input: string): number {
+  const path = join(tmpdir(), `rudder-hook-input-${randomUUID()}.json`)
+  writeFileSync(path, `${input}\n`, { mode: 0o600, flag: 'wx' })
+  try {
+    return openSync(path, 'r')
+  } finally {
+    unlinkSync(path)
+  }
 }
 
 function result(
