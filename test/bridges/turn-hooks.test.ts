@@ -169,7 +169,7 @@ describe('Stop', () => {
       )
       expect(await h.agent.send('P').result).toMatchObject({ status: 'stop-limit' })
       // Three stop attempts: two continuations, then the cap (the third steering is logged, unanswered).
-    expect(h.session.events.filter((event) => event.type === 'step/start')).toHaveLength(3)
+      expect(h.session.events.filter((event) => event.type === 'step/start')).toHaveLength(3)
       expect(runRecords(h.session.events).map((run) => run.decision)).toEqual([
         'block',
         'block',
