@@ -5,7 +5,12 @@
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
-import { type BridgeNotice, createHookBridge, discoverHooks } from '../../src/bridges/index.js'
+import {
+  type BridgeNotice,
+  createHookBridge,
+  discoverHooks,
+  type HookBridge,
+} from '../../src/bridges/index.js'
 import type { AgentOptions, SessionEvent } from '../../src/index.js'
 import type { ScriptEntry } from '../../src/testing.js'
 import { builtinTools } from '../../src/tools/builtin/index.js'
@@ -79,7 +84,11 @@ export function hooks(
   )
 }
 
-export type Bridged = Harness & { readonly notices: BridgeNotice[]; readonly box: Sandbox }
+export type Bridged = Harness & {
+  readonly notices: BridgeNotice[]
+  readonly box: Sandbox
+  readonly bridge: HookBridge
+}
 
 /**
  * An agent over the built-in tools in `box.cwd`, with the hooks found there installed.
@@ -107,7 +116,7 @@ export function bridged(
     approve: bridge.wrapApprove(approve),
   })
   bridge.install(harness.agent)
-  return Object.assign(harness, { notices, box })
+  return Object.assign(harness, { notices, box, bridge })
 }
 
 /** The `hook/run` records of a log. */

@@ -206,7 +206,7 @@ fi`,
           {
             command: box.script(
               'allow.sh',
-              `echo '{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"allow"}}'`,
+              `echo '{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"allow","additionalContext":"pre note"}}'`,
             ),
           },
           {
@@ -228,6 +228,17 @@ fi`,
     await h.agent.send('go').result
     expect(reasons).toEqual(['sure?'])
     expect(results(h.session.events)[0]!.error).toMatchObject({ code: 'not-approved' })
+    // PreToolUse additionalContext lands after the batch, with its source.
+    expect(h.notation()).toContain('TR(c1) S-1 U(pre note) S+2')
+    const note = h.session.events.find(
+      (event) =>
+        event.type === 'user/message' &&
+        (event.data as EventMap['user/message']).source.kind === 'hook',
+    )
+    expect((note!.data as EventMap['user/message']).source).toMatchObject({
+      kind: 'hook',
+      hook: 'tool-pre',
+    })
   })
 
   it('identical commands in two files run once', async () => {
@@ -408,5 +419,57 @@ describe('around approval', () => {
       notification_type: 'permission_prompt',
       message: 'rudder needs your permission to use Bash',
     })
+  })
+})
+
+describe('more tool outcomes', () => {
+  it('Codex: a PermissionRequest deny refuses with its message', async () => {
+    const box = sandbox()
+    box.json('project/.codex/hooks.json', {
+      hooks: hooks({
+        PermissionRequest: [
+          {
+            matcher: 'Bash',
+            command: box.script(
+              'deny.sh',
+              `cat >/dev/null\necho '{"hookSpecificOutput":{"hookEventName":"PermissionRequest","decision":{"behavior":"deny","message":"Blocked by repository policy."}}}'`,
+            ),
+          },
+        ],
+      }),
+    })
+    let asked = 0
+    const h = bridged(box, [{ toolCalls: [bash('echo x')] }, { text: 'ok' }], {
+      hooks: { 'tool-pre': () => ({ action: 'ask' }) },
+      approve: () => {
+        asked++
+        return true
+      },
+    })
+    await h.agent.send('go').result
+    expect(asked).toBe(0)
+    expect(results(h.session.events)[0]!.error).toMatchObject({
+      code: 'not-approved',
+      message: 'Blocked by repository policy.',
+    })
+  })
+
+  it('Claude Code: updatedToolOutput (text) replaces what the model sees', async () => {
+    const box = sandbox()
+    box.json('home/.claude/settings.json', {
+      hooks: hooks({
+        PostToolUse: [
+          {
+            command: box.script(
+              'redact.sh',
+              `cat >/dev/null\necho '{"hookSpecificOutput":{"hookEventName":"PostToolUse","updatedToolOutput":"[redacted]"}}'`,
+            ),
+          },
+        ],
+      }),
+    })
+    const h = bridged(box, [{ toolCalls: [bash('echo secret')] }, { text: 'ok' }])
+    await h.agent.send('go').result
+    expect(results(h.session.events)[0]!.content).toEqual([{ type: 'text', text: '[redacted]' }])
   })
 })

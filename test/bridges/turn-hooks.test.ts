@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from 'vitest'
 import type { EventMap } from '../../src/index.js'
-import { bridged, FIELD, hooks, record, runRecords, sandbox } from './support.js'
+import { bridged, FIELD, hooks, record, runRecords, sandbox, until } from './support.js'
 
 const files = [
   ['claude', 'home/.claude/settings.json'],
@@ -70,8 +70,22 @@ describe('UserPromptSubmit', () => {
     },
   )
 
-  it('Claude Code: decision block with a reason blocks; continue:false blocks with its stopReason', async () => {
+  it('Claude Code: decision block blocks with its reason; continue:false blocks with its stopReason', async () => {
     const box = sandbox()
+    const file = box.json('home/.claude/settings.json', {
+      hooks: hooks({
+        UserPromptSubmit: [
+          {
+            command: box.script(
+              'block.sh',
+              `cat >/dev/null\necho '{"decision":"block","reason":"not on Fridays"}'`,
+            ),
+          },
+        ],
+      }),
+    })
+    const h = bridged(box, [{ text: 'never' }])
+    expect(await h.agent.send('P').result).toEqual({ status: 'blocked', reason: 'not on Fridays' })
     box.json('home/.claude/settings.json', {
       hooks: hooks({
         UserPromptSubmit: [
@@ -84,12 +98,13 @@ describe('UserPromptSubmit', () => {
         ],
       }),
     })
-    const h = bridged(box, [{ text: 'never' }])
-    expect(await h.agent.send('P').result).toEqual({
+    expect(file).toContain('settings.json')
+    const second = bridged(box, [{ text: 'never' }])
+    expect(await second.agent.send('P').result).toEqual({
       status: 'blocked',
       reason: 'maintenance window',
     })
-    expect(h.session.events).toEqual([])
+    expect([...h.session.events, ...second.session.events]).toEqual([])
   })
 })
 
@@ -251,5 +266,43 @@ describe('systemMessage and continue:false from tool hooks', () => {
       'formatting took 3s',
       'formatter broke',
     ])
+  })
+})
+
+describe('StopFailure and SessionEnd (Claude Code)', () => {
+  it('StopFailure hears of a turn that ended in an error; SessionEnd runs when the session ends', async () => {
+    const box = sandbox()
+    const failed = box.script('failed.sh', record('failed'))
+    const ended = box.script('ended.sh', record('ended'))
+    box.json('home/.claude/settings.json', {
+      hooks: hooks({
+        StopFailure: [{ command: failed }],
+        SessionEnd: [{ matcher: 'other', command: ended }],
+      }),
+    })
+    const h = bridged(
+      box,
+      [
+        { text: 'partial' },
+        { error: { code: 'rate_limit_exceeded', message: '429 Too Many Requests' } },
+      ],
+      {
+        hooks: {
+          'turn-stopping': ({ stopCount }) => void (stopCount === 0 && h.agent.steer('more')),
+        },
+      },
+    )
+    expect(await h.agent.send('P').result).toMatchObject({ status: 'error' })
+    await until(() => box.payloads('failed').length === 1)
+    expect(box.payloads('failed')[0]).toMatchObject({
+      hook_event_name: 'StopFailure',
+      error: 'rate_limit',
+      error_details: '429 Too Many Requests',
+    })
+    await h.bridge.end()
+    expect(box.payloads('ended')[0]).toMatchObject({
+      hook_event_name: 'SessionEnd',
+      reason: 'other',
+    })
   })
 })
