@@ -418,6 +418,7 @@ describe('around approval', () => {
       hook_event_name: 'Notification',
       notification_type: 'permission_prompt',
       message: 'rudder needs your permission to use Bash',
+      title: 'Permission needed',
     })
   })
 })
@@ -425,6 +426,7 @@ describe('around approval', () => {
 describe('more tool outcomes', () => {
   it('Codex: a PermissionRequest deny refuses with its message', async () => {
     const box = sandbox()
+    const pr = 'cat > "$(dirname "$0")/pr.payloads"\n'
     box.json('project/.codex/hooks.json', {
       hooks: hooks({
         PermissionRequest: [
@@ -432,7 +434,7 @@ describe('more tool outcomes', () => {
             matcher: 'Bash',
             command: box.script(
               'deny.sh',
-              `cat >/dev/null\necho '{"hookSpecificOutput":{"hookEventName":"PermissionRequest","decision":{"behavior":"deny","message":"Blocked by repository policy."}}}'`,
+              `${pr}echo '{"hookSpecificOutput":{"hookEventName":"PermissionRequest","decision":{"behavior":"deny","message":"Blocked by repository policy."}}}'`,
             ),
           },
         ],
@@ -440,7 +442,7 @@ describe('more tool outcomes', () => {
     })
     let asked = 0
     const h = bridged(box, [{ toolCalls: [bash('echo x')] }, { text: 'ok' }], {
-      hooks: { 'tool-pre': () => ({ action: 'ask' }) },
+      hooks: { 'tool-pre': () => ({ action: 'ask', reason: 'needs a look' }) },
       approve: () => {
         asked++
         return true
@@ -451,6 +453,12 @@ describe('more tool outcomes', () => {
     expect(results(h.session.events)[0]!.error).toMatchObject({
       code: 'not-approved',
       message: 'Blocked by repository policy.',
+    })
+    expect(box.payloads('pr')[0]).toMatchObject({
+      hook_event_name: 'PermissionRequest',
+      turn_id: '1',
+      tool_name: 'Bash',
+      tool_input: { command: 'echo x', description: 'needs a look' },
     })
   })
 

@@ -110,15 +110,27 @@ describe('UserPromptSubmit', () => {
 
 describe('SessionStart', () => {
   it.each(files)(
-    '%s: context is injected before the first prompt, with the source; records join the first turn',
-    async (dialect, file) => {
+    '%s: plain stdout and additionalContext are injected before the first prompt, with the source; records join the first turn',
+    async (_dialect, file) => {
       const box = sandbox()
       const start = box.script('start.sh', `${record('start')}\necho "Current branch: feature/x"`)
-      box.json(file, { hooks: hooks({ SessionStart: [{ matcher: 'startup', command: start }] }) })
+      const json = box.script(
+        'json.sh',
+        `cat > /dev/null\necho '{"hookSpecificOutput":{"hookEventName":"SessionStart","additionalContext":"Open issue: #42"}}'`,
+      )
+      box.json(file, {
+        hooks: hooks({
+          SessionStart: [
+            { matcher: 'startup', command: start },
+            { matcher: 'resume', command: box.script('resume.sh', 'echo never') },
+            { command: json },
+          ],
+        }),
+      })
       const h = bridged(box, [{ text: 'hi' }])
       await h.agent.send('P').result
       expect(h.notation()).toBe(
-        'U(Current branch: feature/x) T+1 U(P) hook/run S+1 H A S-1 T-1(completed)',
+        'U(Current branch: feature/x) U(Open issue: #42) T+1 U(P) hook/run hook/run S+1 H A S-1 T-1(completed)',
       )
       expect((h.session.events[0]!.data as EventMap['user/message']).source).toEqual({
         kind: 'hook',
@@ -128,7 +140,7 @@ describe('SessionStart', () => {
       expect(box.payloads('start')[0]).toMatchObject({
         hook_event_name: 'SessionStart',
         source: 'startup',
-        ...(dialect === 'codex' ? { model: 'scripted' } : { model: 'scripted' }),
+        model: 'scripted',
       })
     },
   )
@@ -304,5 +316,44 @@ describe('StopFailure and SessionEnd (Claude Code)', () => {
       hook_event_name: 'SessionEnd',
       reason: 'other',
     })
+  })
+})
+
+describe('more stop paths (Claude Code)', () => {
+  it('Stop additionalContext keeps the turn going as steering', async () => {
+    const box = sandbox()
+    const feedback = box.script(
+      'feedback.sh',
+      `input=$(cat)\n${FIELD}\nif [ "$(field stop_hook_active)" = "false" ]; then echo '{"hookSpecificOutput":{"hookEventName":"Stop","additionalContext":"run the linter too"}}'; fi`,
+    )
+    box.json('home/.claude/settings.json', { hooks: hooks({ Stop: [{ command: feedback }] }) })
+    const h = bridged(box, [{ text: 'first' }, { text: 'linted' }])
+    expect(await h.agent.send('P').result).toMatchObject({ status: 'completed', text: 'linted' })
+    expect(h.notation()).toContain('S-1 hook/run G(run the linter too) S+2')
+  })
+
+  it('PreToolUse continue:false denies the call and ends the turn at the next step', async () => {
+    const box = sandbox()
+    box.json('home/.claude/settings.json', {
+      hooks: hooks({
+        PreToolUse: [
+          {
+            command: box.script(
+              'halt.sh',
+              `cat > /dev/null\necho '{"continue":false,"stopReason":"freeze in effect"}'`,
+            ),
+          },
+        ],
+      }),
+    })
+    const h = bridged(box, [
+      { toolCalls: [{ id: 'c1', name: 'bash', args: { command: 'echo hi' } }] },
+      { text: 'never' },
+    ])
+    expect(await h.agent.send('P').result).toMatchObject({ status: 'completed' })
+    expect(h.notation()).toBe('T+1 U(P) S+1 H A hook/run TR(c1) S-1 T-1(completed)')
+    const result = h.session.events.find((event) => event.type === 'tool/result')
+    expect((result!.data as EventMap['tool/result']).error?.message).toContain('freeze in effect')
+    expect(h.notices.map((notice) => notice.message)).toContain('freeze in effect')
   })
 })
