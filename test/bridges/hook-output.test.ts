@@ -143,6 +143,7 @@ describe('Codex outputs', () => {
       '{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"ask"}}',
       '{"decision":"approve"}',
       '{"continue":false}',
+      '{"suppressOutput":true}',
       '{"hookSpecificOutput":{"hookEventName":"PreToolUse","updatedInput":{"command":"x"}}}',
     ])
       expect(codex('PreToolUse', exited(0, stdout))).toMatchObject({ status: 'error' })

@@ -23,7 +23,7 @@ describe('PreToolUse', () => {
     const box = sandbox()
     const guard = box.script(
       'guard.sh',
-      `${record('guard')}\n${FIELD}\nif [[ "$(field tool_input.command)" == *"rm -rf"* ]]; then
+      `${record('guard')}\n${FIELD}\nprintf '%s' "$CLAUDE_PROJECT_DIR" > "$(dirname "$0")/project-dir"\nif [[ "$(field tool_input.command)" == *"rm -rf"* ]]; then
 cat <<'JSON'
 {
   "hookSpecificOutput": {
@@ -57,6 +57,7 @@ fi`,
       tool_use_id: 'c1',
     })
     expect(existsSync(payload!.transcript_path as string)).toBe(true)
+    expect(readFileSync(join(box.dir, 'project-dir'), 'utf8')).toBe(box.cwd)
     // The run is on record inside the turn, so `rudder sessions show` explains the denial.
     expect(runRecords(h.session.events)).toEqual([
       expect.objectContaining({
@@ -479,5 +480,34 @@ describe('more tool outcomes', () => {
     const h = bridged(box, [{ toolCalls: [bash('echo secret')] }, { text: 'ok' }])
     await h.agent.send('go').result
     expect(results(h.session.events)[0]!.content).toEqual([{ type: 'text', text: '[redacted]' }])
+  })
+})
+
+describe('exec form', () => {
+  it('a command with args runs without a shell, each argument as written', async () => {
+    const box = sandbox()
+    box.json('home/.claude/settings.json', {
+      hooks: {
+        PreToolUse: [
+          {
+            matcher: 'Bash',
+            hooks: [
+              {
+                type: 'command',
+                command: process.execPath,
+                args: [
+                  '-e',
+                  'process.stdout.write(JSON.stringify({hookSpecificOutput:{hookEventName:"PreToolUse",permissionDecision:"deny",permissionDecisionReason:process.argv[1]}}))',
+                  '$HOME is not expanded',
+                ],
+              },
+            ],
+          },
+        ],
+      },
+    })
+    const h = bridged(box, [{ toolCalls: [bash('echo x')] }, { text: 'ok' }])
+    await h.agent.send('go').result
+    expect(results(h.session.events)[0]!.error!.message).toContain('$HOME is not expanded')
   })
 })

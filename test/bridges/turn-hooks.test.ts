@@ -47,7 +47,10 @@ describe('UserPromptSubmit', () => {
       )
       const plain = box.script('plain.sh', `cat > /dev/null\nprintf 'plain context\\nline two\\n'`)
       box.json(file, {
-        hooks: hooks({ UserPromptSubmit: [{ command: json }, { command: plain }] }),
+        // A matcher on UserPromptSubmit is ignored, as both products document.
+        hooks: hooks({
+          UserPromptSubmit: [{ command: json, matcher: 'NoSuchThing' }, { command: plain }],
+        }),
       })
       const h = bridged(box, [{ text: 'done' }])
       await h.agent.send('P').result
