@@ -19,6 +19,12 @@ export type StepEvent = {
   readonly turn: number
   readonly step: number
   readonly signal: AbortSignal
+  /**
+   * Ends the turn instead of running this step: once the `step` listeners are done, the outbox
+   * is drained and the turn ends `completed`. For a listener that was told to stop the agent
+   * (a command hook's `continue: false`); showing why is the caller's business.
+   */
+  stop(): void
 }
 
 /** A tool call as the model made it (`args` as sent, before validation). */
@@ -27,7 +33,8 @@ export type ToolPreEvent = { readonly call: ToolCallInfo; readonly signal: Abort
 export type ToolPreResult =
   | { readonly action: 'run'; readonly args?: JsonValue }
   | { readonly action: 'deny'; readonly reason: string }
-  | { readonly action: 'ask'; readonly reason?: string }
+  /** `args`, when given, replace the call's arguments: the approver is asked about them and they run. */
+  | { readonly action: 'ask'; readonly reason?: string; readonly args?: JsonValue }
 
 export type ToolPostEvent = {
   readonly call: ToolCallInfo
@@ -44,6 +51,12 @@ export type TurnStoppingEvent = {
   readonly turn: number
   readonly stopCount: number
   readonly signal: AbortSignal
+  /**
+   * Ends the turn now, with the reason it was about to end with, even if a listener steered:
+   * it takes precedence over continuing (steering already staged is still logged before
+   * `turn/end`, like everything staged in the turn). Showing why is the caller's business.
+   */
+  stop(): void
 }
 export type SessionStartEvent = {
   readonly reason: 'new' | 'resume' | 'fork'

@@ -172,26 +172,38 @@ async function planCall(context: TurnContext, call: ToolCallBlock): Promise<Plan
     case 'deny':
       return done(failure(call, 'denied', `The tool call was denied: ${decision.reason}`))
     case 'ask': {
-      const approval = await askApproval(context, info, decision.reason)
+      const runnable = replacedArguments(call, tool, parsed.args, decision.args)
+      if (runnable.kind === 'done') return runnable
+      const asked = runnable.rawArgs === call.args ? info : { ...info, args: runnable.rawArgs }
+      const approval = await askApproval(context, asked, decision.reason)
       if (context.signal.aborted) return done(canceledBeforeStart(call))
       if (!approval.approved) return done(failure(call, 'not-approved', approval.reason))
-      return { kind: 'run', tool, args: parsed.args, rawArgs: call.args }
+      return runnable
     }
-    case 'run': {
-      if (decision.args === undefined)
-        return { kind: 'run', tool, args: parsed.args, rawArgs: call.args }
-      const replaced = tool.parse(decision.args)
-      if (!replaced.ok)
-        return done(
-          failure(
-            call,
-            'invalid-arguments',
-            `A tool-pre hook replaced the arguments with invalid ones. ${replaced.message}`,
-          ),
-        )
-      return { kind: 'run', tool, args: replaced.args, rawArgs: decision.args }
-    }
+    case 'run':
+      return replacedArguments(call, tool, parsed.args, decision.args)
   }
+}
+
+/** The call as it will run: with the arguments a `tool-pre` listener put in, if it did. */
+function replacedArguments(
+  call: ToolCallBlock,
+  tool: Tool,
+  parsedArgs: unknown,
+  replacement: JsonValue | undefined,
+): Plan {
+  if (replacement === undefined) return { kind: 'run', tool, args: parsedArgs, rawArgs: call.args }
+  const replaced = tool.parse(replacement)
+  if (!replaced.ok)
+    return {
+      kind: 'done',
+      outcome: failure(
+        call,
+        'invalid-arguments',
+        `A tool-pre hook replaced the arguments with invalid ones. ${replaced.message}`,
+      ),
+    }
+  return { kind: 'run', tool, args: replaced.args, rawArgs: replacement }
 }
 
 function checkToolPreResult(result: unknown): asserts result is ToolPreResult {

@@ -38,6 +38,11 @@ export async function runTurn(context: TurnContext, turn: number): Promise<TurnO
   let stopCount = 0
   let hasCompactedForOverflow = false
   let lastText: string | undefined
+  // Set by a `step` or `turn-stopping` listener's stop(): the turn ends at the next check.
+  let isStopRequested = false
+  const stop = () => {
+    isStopRequested = true
+  }
   const end = (reason: TurnEndReason): TurnOutcome => {
     // Everything staged until now belongs to this turn, except after a cancel (discarded).
     if (reason.kind !== 'canceled') context.drain(turn)
@@ -51,10 +56,11 @@ export async function runTurn(context: TurnContext, turn: number): Promise<TurnO
     if (signal.aborted) return canceled()
     if (step >= context.maxSteps) return end({ kind: 'step-limit' })
     step++
-    await runSerial(context.hooks.list('step'), { turn, step, signal }, (error) =>
+    await runSerial(context.hooks.list('step'), { turn, step, signal, stop }, (error) =>
       context.reportError('hook:step', error),
     )
     if (signal.aborted) return canceled()
+    if (isStopRequested) return end({ kind: 'completed' })
     context.drain(turn)
     // Settings changed by agent.configure() apply from this step on; the step keeps them.
     const stepContext: TurnContext = { ...context, ...context.current() }
@@ -100,10 +106,13 @@ export async function runTurn(context: TurnContext, turn: number): Promise<TurnO
       }
       case 'would-end': {
         if (context.drain(turn)) continue
-        await runSerial(context.hooks.list('turn-stopping'), { turn, stopCount, signal }, (error) =>
-          context.reportError('hook:turn-stopping', error),
+        await runSerial(
+          context.hooks.list('turn-stopping'),
+          { turn, stopCount, signal, stop },
+          (error) => context.reportError('hook:turn-stopping', error),
         )
         if (signal.aborted) return canceled()
+        if (isStopRequested) return end({ kind: outcome.reason })
         if (!context.drain(turn)) return end({ kind: outcome.reason })
         if (stopCount >= context.maxStopContinuations) return end({ kind: 'stop-limit' })
         stopCount++

@@ -117,6 +117,20 @@ export function createApprovalControl(options: ApprovalControlOptions): Approval
     )
   }
 
+  /** The policy's decision with the mode and session rules applied to what it left as `ask`. */
+  const settle = (call: ToolCallInfo): ToolPreResult => {
+    const decision = decide(options.policy, call, options.toolDefault)
+    if (decision.action !== 'ask') return decision
+    const rule = matching(call)
+    if (rule?.action === 'deny')
+      return { action: 'deny', reason: 'The user refused this call for the rest of the session.' }
+    const isLetThrough =
+      rule?.action === 'allow' ||
+      mode === 'yolo' ||
+      (mode === 'auto-edit' && EDIT_TOOLS.has(call.name))
+    return isLetThrough ? { action: 'run' } : decision
+  }
+
   const control: ApprovalControl = {
     get mode() {
       return mode
@@ -140,22 +154,25 @@ export function createApprovalControl(options: ApprovalControlOptions): Approval
       return previous
     },
     async toolPre({ call }, next) {
-      const decision = decide(options.policy, call, options.toolDefault)
+      // The policy first: a deny never reaches the hooks inside it.
+      const first = settle(call)
+      if (first.action === 'deny') return first
+      // Hooks inside (command-hook bridges) run even when the policy asks, as Claude Code's
+      // PreToolUse runs before its permission prompt: they may deny, ask, or rewrite the call.
+      const downstream = await next()
+      if (downstream.action === 'deny') return downstream
+      const args = downstream.args
+      // Replaced arguments are judged again, so a rewrite cannot slip past a deny or ask rule.
+      const decision = args === undefined ? first : settle({ ...call, args })
       if (decision.action === 'deny') return decision
-      if (decision.action === 'ask') {
-        const rule = matching(call)
-        if (rule?.action === 'deny')
-          return {
-            action: 'deny',
-            reason: 'The user refused this call for the rest of the session.',
-          }
-        const isLetThrough =
-          rule?.action === 'allow' ||
-          mode === 'yolo' ||
-          (mode === 'auto-edit' && EDIT_TOOLS.has(call.name))
-        if (!isLetThrough) return decision
+      const withArgs = args === undefined ? {} : { args }
+      if (downstream.action === 'ask') {
+        const reason =
+          downstream.reason ?? (decision.action === 'ask' ? decision.reason : undefined)
+        return { action: 'ask', ...(reason === undefined ? {} : { reason }), ...withArgs }
       }
-      return next()
+      if (decision.action === 'ask') return { ...decision, ...withArgs }
+      return downstream
     },
     async approve({ call, reason, signal }) {
       const why = reason ?? `${call.name} needs approval`

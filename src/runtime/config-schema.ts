@@ -100,6 +100,11 @@ export const CONFIG_SHAPE = {
   mcpServers: z.record(z.string(), z.unknown()).optional(),
   /** Directories whose project config the user trusts (user config only; see `rudder trust`). */
   trustedDirectories: z.array(z.string()).optional(),
+  /**
+   * Command hooks in Claude Code's shape ({ "PreToolUse": [{ "matcher", "hooks": [...] }] }).
+   * Checked by the hook bridges (src/bridges), which report problems with file and key.
+   */
+  hooks: z.record(z.string(), z.unknown()).optional(),
 }
 
 export const configSchema = z.strictObject(CONFIG_SHAPE)

@@ -5,8 +5,11 @@
  * approval control and workspace context. `openRuntime` (runtime.ts) is one host with one
  * session, for the headless CLI.
  */
+import { mkdirSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { type Agent, createAgent } from '../agent/index.js'
+import { createHookBridge, type DiscoveredHooks, discoverHooks } from '../bridges/index.js'
 import { ConfigError, type JsonObject, RudderError } from '../core/index.js'
 import { createMcpManager, type McpManager } from '../mcp/manager.js'
 import type { McpServerConfig } from '../mcp/server-config.js'
@@ -182,6 +185,15 @@ async function openSessionRuntime(composition: Composition): Promise<SessionRunt
   const { host, store, options, cwd, notices } = composition
   const location = { cwd, env: host.env, home: host.home }
   const config = loadConfig(location)
+  // Hooks are read for this session's cwd; a broken hook config fails here, before anything runs.
+  const hooks = discoverHooks({
+    cwd,
+    home: host.home,
+    env: host.env,
+    isProjectTrusted: isDirectoryTrusted(location, cwd),
+    rudderUserFile: config.userFile,
+    rudderProjectFile: config.projectFile,
+  })
   const chosen = await chooseProvider(composition, options)
   const mcpChoice = chooseMcpServers(location, config, isDirectoryTrusted(location, cwd))
   const session = await openChosenSession(store, options.choice ?? { kind: 'new' }, cwd)
@@ -218,7 +230,18 @@ async function openSessionRuntime(composition: Composition): Promise<SessionRunt
         unattendedHint: options.unattendedHint,
       }),
     })
-    const builtins = builtinTools({ workspace: cwd })
+    const bridge = hookBridgeFor(hooks, {
+      cwd,
+      env: host.env,
+      sessionId,
+      notices,
+      permissionMode: () => CLAUDE_PERMISSION_MODES[approval.mode],
+    })
+    // SessionStart hooks may write `export` lines to CLAUDE_ENV_FILE; every bash call sources it.
+    const builtins = builtinTools({
+      workspace: cwd,
+      ...(bridge ? { bash: { env: { BASH_ENV: bridge.envFile } } } : {}),
+    })
     const agent = createAgent({
       session,
       provider: chosen.provider,
@@ -234,7 +257,7 @@ async function openSessionRuntime(composition: Composition): Promise<SessionRunt
         : { compaction: { contextWindow: chosen.contextWindow } }),
       // The policy runs outermost, so a later hook can only narrow what it allows.
       hooks: { 'tool-pre': approval.toolPre },
-      approve: approval.approve,
+      approve: bridge ? bridge.hooks.wrapApprove(approval.approve) : approval.approve,
     })
     installWorkspaceContext(agent, location)
     // MCP servers start before the first step (or at once when eager); a change of their tools
@@ -244,6 +267,8 @@ async function openSessionRuntime(composition: Composition): Promise<SessionRunt
     )
     agent.on('step', () => mcp.start({ everything: true }))
     void mcp.start()
+    // After the approval control, so the policy stays the outermost tool-pre listener.
+    const uninstallHooks = bridge?.hooks.install(agent)
     let label = chosen.label
     let closing: Promise<void> | undefined
     return {
@@ -273,7 +298,9 @@ async function openSessionRuntime(composition: Composition): Promise<SessionRunt
         closing ??= (async () => {
           stopFollowingTools()
           try {
+            await bridge?.hooks.end()
             await agent.dispose()
+            uninstallHooks?.()
           } finally {
             await Promise.allSettled([mcp.close(), session.close()])
             composition.onClose(session.header.id)
@@ -286,6 +313,47 @@ async function openSessionRuntime(composition: Composition): Promise<SessionRunt
     await Promise.allSettled([mcp.close(), session.close()])
     throw error
   }
+}
+
+/** Claude Code's names for rudder's approval modes, as hooks see them in `permission_mode`. */
+const CLAUDE_PERMISSION_MODES: Record<ApprovalMode, string> = {
+  ask: 'default',
+  'auto-edit': 'acceptEdits',
+  yolo: 'bypassPermissions',
+}
+
+/**
+ * The command-hook bridge of one session, or undefined when no hook applies. Load-time notices
+ * (untrusted project hooks, ignored fields) are published once, here.
+ */
+function hookBridgeFor(
+  hooks: DiscoveredHooks,
+  options: {
+    readonly cwd: string
+    readonly env: Environment
+    readonly sessionId: string
+    readonly notices: NoticeBoard
+    readonly permissionMode: () => string
+  },
+) {
+  const { sessionId, notices } = options
+  for (const message of hooks.notices)
+    notices.publish({ level: 'info', source: 'hooks', message, sessionId })
+  if (hooks.specs.length === 0) return undefined
+  const stateDir = join(tmpdir(), 'rudder', 'hooks')
+  const envFile = join(stateDir, `${sessionId}.env`)
+  mkdirSync(stateDir, { recursive: true })
+  writeFileSync(envFile, '')
+  const bridge = createHookBridge({
+    specs: hooks.specs,
+    cwd: options.cwd,
+    env: options.env,
+    stateDir,
+    envFile,
+    permissionMode: options.permissionMode,
+    notify: (notice) => notices.publish({ ...notice, sessionId }),
+  })
+  return { hooks: bridge, envFile }
 }
 
 /**

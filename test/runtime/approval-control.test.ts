@@ -187,4 +187,54 @@ describe('approval control', () => {
     await harness.agent.send('go').result
     expect(seen.map((call) => call.args)).toEqual([{ command: 'make' }])
   })
+
+  it('runs inner tool-pre listeners even when the policy asks; their deny wins, their rewrite is judged again', async () => {
+    const policy = {
+      ...DEFAULT_APPROVAL_POLICY,
+      bash: [{ pattern: 'rm *', action: 'deny' as const }],
+    }
+    let asked = 0
+    const control = createApprovalControl({
+      policy,
+      asker: async () => {
+        asked++
+        return { kind: 'allow' }
+      },
+    })
+    ran.length = 0
+    const harness = agentHarness(
+      [
+        {
+          toolCalls: [
+            { name: 'bash', args: { command: 'make' } },
+            { name: 'bash', args: { command: 'ls' } },
+            { name: 'read', args: { path: 'a' } },
+          ],
+        },
+        { text: 'end' },
+      ],
+      {
+        tools,
+        hooks: {
+          'tool-pre': [
+            control.toolPre,
+            ({ call }) => {
+              const args = call.args as { command?: string; path?: string }
+              if (args.command === 'make') return { action: 'deny', reason: 'no make here' }
+              // A rewrite into what the policy denies is denied, not asked about.
+              if (args.command === 'ls') return { action: 'run', args: { command: 'rm -rf /' } }
+              // A rewrite of an allowed read stays allowed.
+              return { action: 'run', args: { path: 'b' } }
+            },
+          ],
+        },
+        approve: control.approve,
+      },
+    )
+    await harness.agent.send('go').result
+    expect(results(harness.session.events)).toEqual(['bash:denied', 'bash:denied', 'read:ok'])
+    expect(firstError(harness.session.events)).toContain('no make here')
+    expect(asked).toBe(0)
+    expect(ran).toEqual(['read:b'])
+  })
 })

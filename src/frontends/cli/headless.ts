@@ -1,10 +1,12 @@
 /**
  * `rudder "task"`: one task, headless (docs/spec.md §11). stdout gets the final assistant text (or,
- * with --json, the event stream); stderr stays empty on success. Exit 0 if the turn completed,
+ * with --json, the event stream); stderr stays empty on success unless there are notices for the
+ * person (a hook's systemMessage, ignored project config). Exit 0 if the turn completed,
  * 1 otherwise, 130 after Ctrl-C.
  */
 import type { DeliveryResult } from '../../index.js'
 import { resourceContexts } from '../../runtime/mcp-references.js'
+import type { Notice } from '../../runtime/notices.js'
 import { openRuntime, type Runtime } from '../../runtime/runtime.js'
 import type { RunOptions } from './args.js'
 import type { CliIo } from './io.js'
@@ -31,6 +33,7 @@ export async function runTask(task: string, options: RunOptions, io: CliIo): Pro
     }),
   })
   const stopStreaming = options.json ? streamJson(runtime, io) : reportProblems(runtime, io)
+  const stopNotices = printNotices(runtime, io)
   let interrupted = false
   const stopListening = io.onInterrupt(() => {
     if (interrupted) return
@@ -46,6 +49,7 @@ export async function runTask(task: string, options: RunOptions, io: CliIo): Pro
     stopListening()
     await runtime.close()
     stopStreaming()
+    stopNotices()
   }
   if (options.json)
     io.stdout.write(jsonLine({ type: 'result', sessionId: runtime.session.header.id, result }))
@@ -96,6 +100,13 @@ function reportProblems(runtime: Runtime, io: CliIo): () => void {
     if (notification.type === 'listener/error')
       io.stderr.write(`rudder: ${notification.source} failed: ${notification.message}\n`)
   })
+}
+
+/** Notices are for the person (a hook's systemMessage, ignored config): stderr, in both modes. */
+function printNotices(runtime: Runtime, io: CliIo): () => void {
+  const print = (notice: Notice) => io.stderr.write(`rudder: ${notice.source}: ${notice.message}\n`)
+  for (const notice of runtime.notices.all) print(notice)
+  return runtime.notices.subscribe(print)
 }
 
 function describeEnd(result: DeliveryResult): string {
