@@ -84,7 +84,7 @@ export function globTool(options: GlobToolOptions): Tool<{
         (stats) => stats.isDirectory(),
         () => false,
       )
-      const regex = compileGlob(pattern)
+      const matcher = compileGlob(pattern)
       const [workspaceRoot] = await realRoots(options)
       const found: string[] = []
       if (isStartDirectory) {
@@ -95,7 +95,7 @@ export function globTool(options: GlobToolOptions): Tool<{
         })) {
           if (entry.kind === 'directory') continue
           const relative = prefix === '' ? entry.relative : `${prefix}/${entry.relative}`
-          if (regex.test(relative)) found.push(displayPath(options, entry.path))
+          if (matcher.test(relative)) found.push(displayPath(options, entry.path))
         }
       }
       if (context.signal.aborted) return canceledResult('glob')

@@ -44,6 +44,12 @@ export type GrepToolOptions = WorkspaceOptions & {
   readonly maxLineChars?: number
   /** The JavaScript search skips larger files. Default 10 MB. */
   readonly maxFileBytes?: number
+  /**
+   * How long the JavaScript search may spend matching one call's regular expression before it
+   * is stopped with an error (a catastrophic pattern would otherwise run for minutes). Default
+   * 30 000 ms.
+   */
+  readonly regexTimeoutMs?: number
 }
 
 /** Creates the `grep` tool. The result's `meta.engine` says which engine ran. */
@@ -123,6 +129,7 @@ export function grepTool(options: GrepToolOptions): Tool<{
         limit,
         ignoreRoot: workspaceRoot!,
         maxFileBytes: options.maxFileBytes ?? 10 * 1024 * 1024,
+        timeoutMs: options.regexTimeoutMs ?? 30_000,
         signal: context.signal,
       }
       const binary = await findRipgrep()
@@ -133,10 +140,10 @@ export function grepTool(options: GrepToolOptions): Tool<{
           : await searchWithRipgrep(binary, query)
       if (context.signal.aborted) return canceledResult('grep')
       if (!outcome.ok) {
-        return errorResult(
-          `${outcome.message}\nFix the pattern (escape special characters such as ( [ { . * + ? with a backslash) or set literal to true to search for plain text.`,
-          { engine },
-        )
+        const advice = outcome.isTooSlow
+          ? 'Simplify the pattern (no nested repetition), narrow the search with path or glob, or set literal to true to search for plain text.'
+          : 'Fix the pattern (escape special characters such as ( [ { . * + ? with a backslash) or set literal to true to search for plain text.'
+        return errorResult(`${outcome.message}\n${advice}`, { engine })
       }
       const matches = outcome.matches
         .map((match) => ({ ...match, path: displayPath(options, match.path) }))
