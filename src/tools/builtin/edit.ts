@@ -43,8 +43,9 @@ export function editTool(options: EditToolOptions): Tool<z.output<typeof paramet
     concurrency: 'exclusive',
     async execute(args, context): Promise<BuiltinResult> {
       if (context.signal.aborted) return canceledResult('edit')
-      const resolved = await resolveWorkspacePath(options, args.path)
-      if (!resolved.ok) return errorResult(resolved.message)
+      const resolved = await resolveWorkspacePath(options, args.path, context.signal)
+      if (!resolved.ok)
+        return resolved.isCanceled ? canceledResult('edit') : errorResult(resolved.message)
       const { real, display } = resolved
       if (args.oldText === '') {
         return errorResult(

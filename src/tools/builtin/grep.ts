@@ -105,8 +105,9 @@ export function grepTool(options: GrepToolOptions): Tool<{
     parameters,
     async execute(args, context): Promise<BuiltinResult> {
       if (context.signal.aborted) return canceledResult('grep')
-      const resolved = await resolveWorkspacePath(options, args.path ?? '.')
-      if (!resolved.ok) return errorResult(resolved.message)
+      const resolved = await resolveWorkspacePath(options, args.path ?? '.', context.signal)
+      if (!resolved.ok)
+        return resolved.isCanceled ? canceledResult('grep') : errorResult(resolved.message)
       const { real, display } = resolved
       let isDirectory: boolean
       try {
@@ -117,7 +118,7 @@ export function grepTool(options: GrepToolOptions): Tool<{
       } catch (error) {
         return fileErrorResult(display, error)
       }
-      const [workspaceRoot] = await realRoots(options)
+      const [workspaceRoot] = await realRoots(options, context.signal)
       const limit = args.limit ?? defaultLimit
       const query: GrepQuery = {
         pattern: args.pattern,
@@ -146,7 +147,7 @@ export function grepTool(options: GrepToolOptions): Tool<{
         return errorResult(`${outcome.message}\n${advice}`, { engine })
       }
       const matches = outcome.matches
-        .map((match) => ({ ...match, path: displayPath(options, match.path) }))
+        .map((match) => ({ ...match, path: displayPath(workspaceRoot!, match.path) }))
         .sort((a, b) => comparePaths(a.path, b.path) || a.line - b.line)
       const meta = { engine, matches: matches.length, isTruncated: outcome.isTruncated }
       if (matches.length === 0)

@@ -54,8 +54,9 @@ export function readTool(options: ReadToolOptions): Tool<z.output<typeof paramet
     parameters,
     async execute(args, context): Promise<BuiltinResult> {
       if (context.signal.aborted) return canceledResult('read')
-      const resolved = await resolveWorkspacePath(options, args.path)
-      if (!resolved.ok) return errorResult(resolved.message)
+      const resolved = await resolveWorkspacePath(options, args.path, context.signal)
+      if (!resolved.ok)
+        return resolved.isCanceled ? canceledResult('read') : errorResult(resolved.message)
       const { real, display } = resolved
       try {
         const stats = await stat(real)

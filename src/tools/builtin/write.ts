@@ -32,8 +32,9 @@ export function writeTool(options: WriteToolOptions): Tool<z.output<typeof param
     concurrency: 'exclusive',
     async execute(args, context): Promise<BuiltinResult> {
       if (context.signal.aborted) return canceledResult('write')
-      const resolved = await resolveWorkspacePath(options, args.path)
-      if (!resolved.ok) return errorResult(resolved.message)
+      const resolved = await resolveWorkspacePath(options, args.path, context.signal)
+      if (!resolved.ok)
+        return resolved.isCanceled ? canceledResult('write') : errorResult(resolved.message)
       const { real, display } = resolved
       try {
         const existing = await stat(real).catch(() => undefined)
