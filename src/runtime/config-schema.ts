@@ -91,6 +91,16 @@ export const CONFIG_SHAPE = {
   approval: approvalPolicySchema.optional(),
   /** The system prompt, replacing rudder's default. */
   system: z.string().optional(),
+  /** Settings of the built-in tools. */
+  tools: z
+    .strictObject({
+      /**
+       * `write` and `edit` replace files that have more than one hard link (their other names
+       * keep the old content) instead of refusing them.
+       */
+      allowHardLinks: z.boolean().optional(),
+    })
+    .optional(),
 }
 
 export const configSchema = z.strictObject(CONFIG_SHAPE)
@@ -103,6 +113,7 @@ export type ProviderConfig = z.infer<typeof providerSchema>
 export function knownKeysAt(path: readonly PropertyKey[]): readonly string[] | undefined {
   if (path.length === 0) return Object.keys(CONFIG_SHAPE)
   if (path.length === 1 && path[0] === 'approval') return ['default', 'tools', 'bash']
+  if (path.length === 1 && path[0] === 'tools') return ['allowHardLinks']
   if (path.length === 2 && path[0] === 'providers') return Object.keys(PROVIDER_SHAPE)
   if (path.length === 4 && path[0] === 'providers' && path[2] === 'models')
     return Object.keys(knownModelSchema.shape)

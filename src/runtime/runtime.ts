@@ -85,7 +85,12 @@ export async function openRuntime(options: RuntimeOptions): Promise<Runtime> {
       model,
       system: options.system ?? config.config.system ?? defaultSystemPrompt(cwd),
       params,
-      tools: builtinTools({ workspace: cwd }),
+      tools: builtinTools({
+        workspace: cwd,
+        ...(config.config.tools?.allowHardLinks === undefined
+          ? {}
+          : { allowHardLinks: config.config.tools.allowHardLinks }),
+      }),
       cwd,
       ...(options.maxSteps === undefined ? {} : { maxSteps: options.maxSteps }),
       ...(contextWindow === undefined ? {} : { compaction: { contextWindow } }),

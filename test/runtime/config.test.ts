@@ -113,7 +113,7 @@ describe('loadConfig: every error names the file, the key and the fix', () => {
     const error = configErrorOf(() => loadConfig(p))
     expect(error.message).toContain(p.projectFile)
     expect(error.message).toContain(
-      'unknown key "modle" at the top level (known keys: model, providers, store, approval, system); remove it or fix its spelling',
+      'unknown key "modle" at the top level (known keys: model, providers, store, approval, system, tools); remove it or fix its spelling',
     )
   })
 

@@ -5,10 +5,10 @@
  */
 import { spawn } from 'node:child_process'
 import { constants } from 'node:fs'
-import { access, readFile, stat } from 'node:fs/promises'
+import { access, type FileHandle, open } from 'node:fs/promises'
 import { basename, delimiter, dirname, join, resolve } from 'node:path'
 import { createInterface } from 'node:readline'
-import { looksBinary, readHead } from './file-kind.js'
+import { looksBinary, readHeadOf } from './file-kind.js'
 import { compileGlob } from './glob-pattern.js'
 import { type LineMatch, startRegexWorker, type WorkerMatchOutcome } from './regex-worker.js'
 import { walk } from './walk.js'
@@ -247,12 +247,18 @@ function fileFilter(glob: string | undefined): (relative: string) => boolean {
 
 /** The file's text, or undefined when it is too large, binary or unreadable. */
 async function readSearchable(path: string, maxBytes: number): Promise<string | undefined> {
+  let handle: FileHandle | undefined
   try {
-    if ((await stat(path)).size > maxBytes) return undefined
-    if (looksBinary(await readHead(path))) return undefined
-    return await readFile(path, 'utf8')
+    // Not through a symlink swapped in after the walk saw a file, and never blocking on a FIFO.
+    handle = await open(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK)
+    const stats = await handle.stat()
+    if (!stats.isFile() || stats.size > maxBytes) return undefined
+    if (looksBinary(await readHeadOf(handle))) return undefined
+    return await handle.readFile('utf8')
   } catch {
     // A file that vanished or cannot be read has nothing to match; ripgrep skips these too.
     return undefined
+  } finally {
+    await handle?.close()
   }
 }

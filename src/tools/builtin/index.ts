@@ -22,6 +22,8 @@ export { type WriteToolOptions, writeTool } from './write.js'
 
 /** Options of `builtinTools`: the shared workspace settings plus per-tool ones. */
 export type BuiltinToolsOptions = WorkspaceOptions & {
+  /** `write` and `edit` replace files that have more than one hard link. Default false. */
+  readonly allowHardLinks?: boolean
   readonly read?: Omit<ReadToolOptions, keyof WorkspaceOptions>
   readonly bash?: Omit<BashToolOptions, 'workspace'>
   readonly grep?: Omit<GrepToolOptions, keyof WorkspaceOptions>
@@ -34,11 +36,12 @@ export type BuiltinToolsOptions = WorkspaceOptions & {
  * order, all confined to the same workspace (except `bash`, which runs in it).
  */
 export function builtinTools(options: BuiltinToolsOptions): Tool[] {
-  const { read, bash, grep, glob, ls, ...workspace } = options
+  const { read, bash, grep, glob, ls, allowHardLinks, ...workspace } = options
+  const writing = allowHardLinks === undefined ? workspace : { ...workspace, allowHardLinks }
   return [
     readTool({ ...read, ...workspace }),
-    writeTool(workspace),
-    editTool(workspace),
+    writeTool(writing),
+    editTool(writing),
     bashTool({ ...bash, workspace: workspace.workspace }),
     grepTool({ ...grep, ...workspace }),
     globTool({ ...glob, ...workspace }),

@@ -193,7 +193,12 @@ async function resolveReal(
       continue
     }
     if (++links > MAX_LINKS) return 'loop'
-    const target = await readlink(candidate)
+    const target = await readlink(candidate).catch(() => undefined)
+    if (target === undefined) {
+      // It stopped being a link since lstat (replaced or removed): look at it again.
+      pending.push(name)
+      continue
+    }
     if (isAbsolute(target)) current = sep
     const parts = target.split(sep).filter((part) => part !== '')
     for (let index = parts.length - 1; index >= 0; index--) pending.push(parts[index]!)

@@ -1,8 +1,7 @@
 /**
- * `write`: creates or overwrites a whole file, creating its parent directories.
+ * `write`: creates or replaces a whole file, creating its parent directories. The new content
+ * goes to a temporary file renamed over the name (see `safe-file.ts`).
  */
-import { mkdir, stat, writeFile } from 'node:fs/promises'
-import { dirname } from 'node:path'
 import { z } from 'zod'
 import { defineTool } from '../define-tool.js'
 import type { Tool } from '../tool.js'
@@ -13,9 +12,10 @@ import {
   fileErrorResult,
   textResult,
 } from './results.js'
+import { type SafeFileOptions, writeFileAtomically } from './safe-file.js'
 import { resolveWorkspacePath, type WorkspaceOptions } from './workspace.js'
 
-export type WriteToolOptions = WorkspaceOptions
+export type WriteToolOptions = WorkspaceOptions & SafeFileOptions
 
 const parameters = z.object({
   path: z.string().min(1).describe('File path, relative to the workspace or absolute.'),
@@ -37,16 +37,18 @@ export function writeTool(options: WriteToolOptions): Tool<z.output<typeof param
         return resolved.isCanceled ? canceledResult('write') : errorResult(resolved.message)
       const { real, display } = resolved
       try {
-        const existing = await stat(real).catch(() => undefined)
-        if (existing?.isDirectory())
-          return errorResult(`${display} is a directory; give a file path inside it.`)
-        await mkdir(dirname(real), { recursive: true })
-        await writeFile(real, args.content, { encoding: 'utf8', signal: context.signal })
+        const written = await writeFileAtomically(real, display, args.content, {
+          signal: context.signal,
+          ...(options.allowHardLinks === undefined
+            ? {}
+            : { allowHardLinks: options.allowHardLinks }),
+        })
+        if (!written.ok) return errorResult(written.message)
         const bytes = Buffer.byteLength(args.content)
-        const verb = existing === undefined ? 'Created' : 'Overwrote'
+        const verb = written.isCreated ? 'Created' : 'Overwrote'
         return textResult(`${verb} ${display} (${bytes} bytes).`, {
           path: display,
-          isCreated: existing === undefined,
+          isCreated: written.isCreated,
           bytes,
         })
       } catch (error) {
