@@ -5,7 +5,10 @@
  *
  * To add a top-level key (`store`, `approval`, …): add it to `CONFIG_SHAPE` below. Loading,
  * merging (the project file wins key by key) and error messages follow without other changes.
+ * A key that could send the user's keys elsewhere or run something unasked (hooks, MCP servers)
+ * also goes in `TRUSTED_ONLY_KEYS`, so an untrusted project cannot set it.
  */
+import { isAbsolute } from 'node:path'
 import { z } from 'zod'
 import { isHttpUrl } from '../providers/base-url.js'
 import { approvalPolicySchema } from '../tools/approval-policy.js'
@@ -91,6 +94,13 @@ export const CONFIG_SHAPE = {
   approval: approvalPolicySchema.optional(),
   /** The system prompt, replacing rudder's default. */
   system: z.string().optional(),
+  /**
+   * Project directories whose `.rudder/config.json` applies in full (absolute real paths,
+   * written by `rudder trust`). Read from the user file only.
+   */
+  trustedDirectories: z
+    .array(z.string().refine(isAbsolute, 'must be an absolute path, e.g. "/home/me/project"'))
+    .optional(),
   /** Settings of the built-in tools. */
   tools: z
     .strictObject({
@@ -104,6 +114,25 @@ export const CONFIG_SHAPE = {
 }
 
 export const configSchema = z.strictObject(CONFIG_SHAPE)
+
+/**
+ * Keys a project's config may set only once the user trusts its directory (`rudder trust`):
+ * where requests and the user's keys go, where sessions are stored, and anything that runs
+ * commands (hooks, MCP servers). `*` stands for one key (a provider name). Approval is handled
+ * apart: an untrusted project may only tighten it. Front ends report what was set aside.
+ */
+export const TRUSTED_ONLY_KEYS: readonly string[] = [
+  'providers.*.baseURL',
+  'providers.*.apiKey',
+  'providers.*.apiKeyEnv',
+  'providers.*.api',
+  'store',
+  'hooks',
+  'mcpServers',
+]
+
+/** Keys only the user's own file may set, trusted project or not. */
+export const USER_ONLY_KEYS: readonly string[] = ['trustedDirectories']
 
 /** One config file, or several merged. */
 export type RudderConfig = z.infer<typeof configSchema>

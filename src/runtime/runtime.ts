@@ -11,9 +11,12 @@ import { replayProvider } from '../providers/replay/index.js'
 import { scriptedProviderFromFile } from '../providers/scripted/script-file.js'
 import { openStore } from '../stores/index.js'
 import type { SessionStore, StoredSession } from '../stores/store.js'
-import { type ApprovalPolicy, DEFAULT_APPROVAL_POLICY, decide } from '../tools/approval-policy.js'
+import { type ApprovalPolicy, DEFAULT_APPROVAL_POLICY } from '../tools/approval-policy.js'
 import { builtinTools } from '../tools/builtin/index.js'
-import { type Environment, type LoadedConfig, loadConfig } from './config.js'
+import { protectedPaths } from '../tools/protected-paths.js'
+import { approvalWiring } from './approval.js'
+import { type Environment, type LoadedConfig, loadConfig, rudderHome } from './config.js'
+import type { RuntimeNotice } from './notices.js'
 import { resolveProvider } from './provider-from-config.js'
 import { installWorkspaceContext } from './workspace-context.js'
 
@@ -39,6 +42,8 @@ export type RuntimeOptions = {
   readonly maxSteps?: number
   /** Title of a new session. */
   readonly title?: string
+  /** Hears what the person running rudder should know during the run (refused protected changes). */
+  readonly onNotice?: (notice: RuntimeNotice) => void
 }
 
 export type Runtime = {
@@ -79,6 +84,19 @@ export async function openRuntime(options: RuntimeOptions): Promise<Runtime> {
       DEFAULT_APPROVAL_POLICY,
       config.config.approval as ApprovalPolicy | undefined,
     )
+    const restrictions = config.projectRestrictions
+    const guarded = protectedPaths({
+      workspace: cwd,
+      home: options.home,
+      rudderHome: rudderHome({ cwd, env: options.env, home: options.home }),
+    })
+    const approval = approvalWiring({
+      policies: restrictions === undefined ? [policy] : [policy, layerPolicy(policy, restrictions)],
+      protectedPaths: guarded,
+      yes: options.yes === true,
+      userConfigFile: config.userFile,
+      ...(options.onNotice === undefined ? {} : { onNotice: options.onNotice }),
+    })
     const agent = createAgent({
       session,
       provider,
@@ -87,6 +105,7 @@ export async function openRuntime(options: RuntimeOptions): Promise<Runtime> {
       params,
       tools: builtinTools({
         workspace: cwd,
+        protectedPaths: guarded,
         ...(config.config.tools?.allowHardLinks === undefined
           ? {}
           : { allowHardLinks: config.config.tools.allowHardLinks }),
@@ -94,19 +113,8 @@ export async function openRuntime(options: RuntimeOptions): Promise<Runtime> {
       cwd,
       ...(options.maxSteps === undefined ? {} : { maxSteps: options.maxSteps }),
       ...(contextWindow === undefined ? {} : { compaction: { contextWindow } }),
-      hooks: {
-        // The policy runs outermost, so a later hook can only narrow what it allows.
-        'tool-pre': async ({ call }, next) => {
-          const decision = decide(policy, call)
-          return decision.action === 'run' ? next() : decision
-        },
-      },
-      approve: options.yes
-        ? () => true
-        : ({ call, reason }) => ({
-            approved: false,
-            reason: `Not run: ${reason ?? `${call.name} needs approval`}, and nobody was there to approve it. The user can allow it with --yes or in the "approval" section of .rudder/config.json.`,
-          }),
+      hooks: { 'tool-pre': approval.toolPre },
+      approve: approval.approve,
     })
     installWorkspaceContext(agent, { cwd, home: options.home, env: options.env })
     let closing: Promise<void> | undefined

@@ -12,6 +12,7 @@
 import { z } from 'zod'
 import { ConfigError } from '../core/index.js'
 import { compileWildcard } from './glob-match.js'
+import type { ProtectedPaths, ProtectedTarget } from './protected-paths.js'
 import { commandsToCheck } from './shell-commands.js'
 
 /** What the policy says about a call. */
@@ -38,11 +39,25 @@ export type ApprovalPolicy = {
   readonly bash?: readonly BashRule[]
 }
 
-/** The outcome for one call, shaped like a `tool-pre` result. */
+/**
+ * The outcome for one call, shaped like a `tool-pre` result. An `ask` with `protectedTargets`
+ * is about rudder's, git's or an agent's own configuration: it must be put to a person, and
+ * nothing may approve it unasked (not `--yes`, not a policy).
+ */
 export type PolicyDecision =
   | { readonly action: 'run' }
-  | { readonly action: 'ask'; readonly reason: string }
+  | {
+      readonly action: 'ask'
+      readonly reason: string
+      readonly protectedTargets?: readonly ProtectedTarget[]
+    }
   | { readonly action: 'deny'; readonly reason: string }
+
+/** What `decide` may take into account besides the policy. */
+export type DecideOptions = {
+  /** Writes to these always ask (docs/spec.md §9.5); without it nothing is protected. */
+  readonly protectedPaths?: ProtectedPaths
+}
 
 /** A call as `tool-pre` sees it. */
 export type PolicyCall = { readonly name: string; readonly args: unknown }
@@ -95,8 +110,48 @@ export function parseApprovalPolicy(value: unknown, where = 'approval policy'): 
   )
 }
 
-/** Decides one call. Pure: the same policy and call always give the same decision. */
-export function decide(policy: ApprovalPolicy, call: PolicyCall): PolicyDecision {
+/**
+ * Decides one call. Pure: the same policy and call always give the same decision. A call that
+ * would change a protected path asks (unless the policy denies it), whatever the policy says.
+ */
+export function decide(
+  policy: ApprovalPolicy,
+  call: PolicyCall,
+  options: DecideOptions = {},
+): PolicyDecision {
+  return decideStrictest([policy], call, options)
+}
+
+/**
+ * Decides a call under several policies at once: the strictest decision wins (deny over ask
+ * over run; the first among equals). Used to let a policy only tighten another one.
+ */
+export function decideStrictest(
+  policies: readonly ApprovalPolicy[],
+  call: PolicyCall,
+  options: DecideOptions = {},
+): PolicyDecision {
+  let strictest: PolicyDecision = { action: 'run' }
+  for (const policy of policies) {
+    const decision = decideOne(policy, call)
+    if (SEVERITY[actionOf(decision)] > SEVERITY[actionOf(strictest)]) strictest = decision
+  }
+  if (strictest.action === 'deny' || options.protectedPaths === undefined) return strictest
+  const targets = options.protectedPaths.targetsOf(call)
+  if (targets.length === 0) return strictest
+  const named = targets.map((target) => `${target.path} (${target.what})`).join(', ')
+  return {
+    action: 'ask',
+    reason: `${call.name} would change ${named}; changes to these always need a person's approval, whatever the approval policy or --yes says`,
+    protectedTargets: targets,
+  }
+}
+
+function actionOf(decision: PolicyDecision): PolicyAction {
+  return decision.action === 'run' ? 'allow' : decision.action
+}
+
+function decideOne(policy: ApprovalPolicy, call: PolicyCall): PolicyDecision {
   const toolAction = policy.tools?.[call.name] ?? policy.default ?? 'ask'
   const command = bashCommand(call)
   if (command === undefined) return toolDecision(call.name, toolAction)

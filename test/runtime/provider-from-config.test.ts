@@ -2,7 +2,7 @@
  * `resolveProvider`: model selection, keys and base URLs from files and the environment, and
  * errors that say what to set. Requests go to a local server only.
  */
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
@@ -132,6 +132,7 @@ describe('resolveProvider: keys, base URLs and parameters', () => {
 
   it('apiKeyEnv naming an unset variable names the file, the key and the variable', () => {
     const p = place()
+    write(p.userFile, { trustedDirectories: [realpathSync(p.cwd)] })
     write(p.projectFile, { providers: { openai: { apiKeyEnv: 'TEAM_OPENAI_KEY' } } })
     const error = configErrorOf(() => resolveProvider({ ...p, model: 'openai/gpt-4.1' }))
     expect(error.message).toContain(
@@ -177,6 +178,7 @@ describe('resolveProvider: keys, base URLs and parameters', () => {
     write(p.userFile, {
       model: 'deepseek/deepseek-reasoner',
       providers: { deepseek: { apiKeyEnv: 'WORK_KEY', params: { temperature: 0.3 } } },
+      trustedDirectories: [realpathSync(p.cwd)],
     })
     write(p.projectFile, { providers: { deepseek: { baseURL: server.origin } } })
     const resolved = resolveProvider({ ...p, env: { ...p.env, WORK_KEY: 'sk-work' } })

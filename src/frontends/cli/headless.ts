@@ -20,6 +20,7 @@ export async function runTask(task: string, options: RunOptions, io: CliIo): Pro
     title: task.length > 80 ? `${task.slice(0, 77)}…` : task,
     continueLatest: options.continueLatest,
     yes: options.yes,
+    onNotice: (notice) => io.stderr.write(`rudder: ${notice.message}\n`),
     ...optional({
       provider: options.provider,
       model: options.model,
@@ -29,6 +30,7 @@ export async function runTask(task: string, options: RunOptions, io: CliIo): Pro
       maxSteps: options.maxSteps,
     }),
   })
+  for (const notice of runtime.config.notices) io.stderr.write(`rudder: ${notice.message}\n`)
   const stopStreaming = options.json ? streamJson(runtime, io) : reportProblems(runtime, io)
   let interrupted = false
   const stopListening = io.onInterrupt(() => {

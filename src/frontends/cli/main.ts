@@ -8,6 +8,7 @@ import { parseCommandLine, UsageError } from './args.js'
 import { runTask } from './headless.js'
 import type { CliIo } from './io.js'
 import { runSessions } from './sessions.js'
+import { runTrust } from './trust.js'
 
 export type { CliIo } from './io.js'
 
@@ -21,6 +22,9 @@ Usage:
   rudder sessions import <file.jsonl>
   rudder sessions fork <id> [--at seq]
   rudder sessions repair <id>    copy the valid prefix of a damaged session into a new one
+  rudder trust [dir]             let dir's .rudder/config.json apply in full (default: here)
+  rudder trust --list            the trusted directories
+  rudder untrust [dir]           a project's config may only tighten approvals again
   rudder --version | --help
 
 Options:
@@ -37,8 +41,9 @@ Options:
   --max-steps N                  steps per turn before the turn ends (default 100)
 
 Keys come from DEEPSEEK_API_KEY, OPENAI_API_KEY, ANTHROPIC_API_KEY or the config files
-~/.rudder/config.json and .rudder/config.json. Exit codes: 0 completed, 1 not completed,
-2 usage or configuration error, 130 interrupted.
+~/.rudder/config.json and .rudder/config.json (a project's file may only tighten approvals
+until you trust its directory). Exit codes: 0 completed, 1 not completed, 2 usage or
+configuration error, 130 interrupted.
 `
 
 /** Runs the CLI with `args` (without the node and script paths). */
@@ -56,6 +61,8 @@ export async function main(args: readonly string[], io: CliIo): Promise<number> 
         return await runTask(command.task, command.options, io)
       case 'sessions':
         return await runSessions(command.command, command.store, io)
+      case 'trust':
+        return runTrust(command.command, io)
     }
   } catch (error) {
     return reportFailure(error, io)

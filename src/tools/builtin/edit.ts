@@ -5,9 +5,11 @@
 import { z } from 'zod'
 import { type JsonValue, messageOf } from '../../core/index.js'
 import { defineTool } from '../define-tool.js'
+import { type ProtectedPaths, protectedPaths } from '../protected-paths.js'
 import type { Tool } from '../tool.js'
 import { cappedDiff } from './diff.js'
 import { looksBinary, SNIFF_BYTES } from './file-kind.js'
+import { refuseIndirectProtected } from './protected-guard.js'
 import {
   type BuiltinResult,
   canceledResult,
@@ -23,7 +25,15 @@ import {
 } from './safe-file.js'
 import { resolveWorkspacePath, type WorkspaceOptions } from './workspace.js'
 
-export type EditToolOptions = WorkspaceOptions & SafeFileOptions
+export type EditToolOptions = WorkspaceOptions &
+  SafeFileOptions & {
+    /**
+     * rudder's, git's and agents' configuration files. The approval layer asks before a call
+     * names one; this tool refuses to reach one under another name. Default: those of the
+     * workspace.
+     */
+    readonly protectedPaths?: ProtectedPaths
+  }
 
 const parameters = z.object({
   path: z.string().min(1).describe('File path, relative to the workspace or absolute.'),
@@ -41,6 +51,7 @@ const parameters = z.object({
 
 /** Creates the `edit` tool. Exclusive: two edits of one file in a batch must not interleave. */
 export function editTool(options: EditToolOptions): Tool<z.output<typeof parameters>> {
+  const guard = options.protectedPaths ?? protectedPaths({ workspace: options.workspace })
   return defineTool({
     name: 'edit',
     description:
@@ -53,6 +64,8 @@ export function editTool(options: EditToolOptions): Tool<z.output<typeof paramet
       if (!resolved.ok)
         return resolved.isCanceled ? canceledResult('edit') : errorResult(resolved.message)
       const { real, display } = resolved
+      const indirect = refuseIndirectProtected(guard, options.workspace, args.path, real, display)
+      if (indirect !== undefined) return errorResult(indirect)
       if (args.oldText === '') {
         return errorResult(
           'oldText is empty. To create or replace a whole file use write; to insert text, put an existing neighbouring line in oldText and repeat it in newText next to the new text.',

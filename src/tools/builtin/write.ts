@@ -4,7 +4,9 @@
  */
 import { z } from 'zod'
 import { defineTool } from '../define-tool.js'
+import { type ProtectedPaths, protectedPaths } from '../protected-paths.js'
 import type { Tool } from '../tool.js'
+import { refuseIndirectProtected } from './protected-guard.js'
 import {
   type BuiltinResult,
   canceledResult,
@@ -15,7 +17,15 @@ import {
 import { type SafeFileOptions, writeFileAtomically } from './safe-file.js'
 import { resolveWorkspacePath, type WorkspaceOptions } from './workspace.js'
 
-export type WriteToolOptions = WorkspaceOptions & SafeFileOptions
+export type WriteToolOptions = WorkspaceOptions &
+  SafeFileOptions & {
+    /**
+     * rudder's, git's and agents' configuration files. The approval layer asks before a call
+     * names one; this tool refuses to reach one under another name. Default: those of the
+     * workspace.
+     */
+    readonly protectedPaths?: ProtectedPaths
+  }
 
 const parameters = z.object({
   path: z.string().min(1).describe('File path, relative to the workspace or absolute.'),
@@ -24,6 +34,7 @@ const parameters = z.object({
 
 /** Creates the `write` tool. Exclusive: writes do not race other calls of the batch. */
 export function writeTool(options: WriteToolOptions): Tool<z.output<typeof parameters>> {
+  const guard = options.protectedPaths ?? protectedPaths({ workspace: options.workspace })
   return defineTool({
     name: 'write',
     description:
@@ -36,6 +47,8 @@ export function writeTool(options: WriteToolOptions): Tool<z.output<typeof param
       if (!resolved.ok)
         return resolved.isCanceled ? canceledResult('write') : errorResult(resolved.message)
       const { real, display } = resolved
+      const indirect = refuseIndirectProtected(guard, options.workspace, args.path, real, display)
+      if (indirect !== undefined) return errorResult(indirect)
       try {
         const written = await writeFileAtomically(real, display, args.content, {
           signal: context.signal,
