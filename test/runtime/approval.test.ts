@@ -12,7 +12,10 @@ const signal = new AbortController().signal
 
 function wiring(yes: boolean, notices: RuntimeNotice[] = []) {
   return approvalWiring({
-    policies: [{ default: 'allow' }, { default: 'allow', bash: [{ pattern: 'rm *', action: 'deny' }] }],
+    policies: [
+      { default: 'allow' },
+      { default: 'allow', bash: [{ pattern: 'rm *', action: 'deny' }] },
+    ],
     protectedPaths: protectedPaths({ workspace: '/w' }),
     yes,
     userConfigFile: '/home/me/.rudder/config.json',

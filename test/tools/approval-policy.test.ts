@@ -151,6 +151,7 @@ describe('decide: a deny rule cannot be dodged by respelling (issue 9 item 3)', 
     'find . -name "*.o" -exec rm {} \\;',
     'echo "$(rm x)"',
     'echo "`rm x`"',
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: a shell parameter expansion, not a template
     'echo ${X:-$(rm x)}',
     'diff <(ls) <(rm x)',
     "bash -c 'rm x'",

@@ -269,7 +269,7 @@ describe('deny rules and --yes (item 3, decision 0008)', () => {
       "bash -c 'rm v8'",
       'ls | xargs rm v9',
     ]
-    lines.forEach((_, index) => writeFileSync(join(cwd, `v${index}`), 'keep'))
+    for (const [index] of lines.entries()) writeFileSync(join(cwd, `v${index}`), 'keep')
     const steps = [
       { toolCalls: lines.map((command) => ({ name: 'bash', args: { command } })) },
       { text: 'done' },
@@ -281,6 +281,6 @@ describe('deny rules and --yes (item 3, decision 0008)', () => {
       },
     )
     expect(toolResults(result.stdout).map((each) => each.code)).toEqual(lines.map(() => 'denied'))
-    lines.forEach((_, index) => expect(existsSync(join(cwd, `v${index}`))).toBe(true))
+    for (const [index] of lines.entries()) expect(existsSync(join(cwd, `v${index}`))).toBe(true)
   })
 })
