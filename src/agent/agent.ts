@@ -3,8 +3,6 @@
  * contexts, the acceptance window, prompt admission, cancel, continue and dispose. The steps of
  * a turn live in turn.ts and the tools of a step in tool-batch.ts.
  */
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
 import {
   type Cancellation,
   type Delivery,
@@ -20,6 +18,7 @@ import {
   type UserMessageData,
 } from '../core/index.js'
 import type { ModelParams, Provider } from '../providers/provider.js'
+import { defaultSpillDirectory } from '../tools/output-spill.js'
 import type { Tool, ToolAgent } from '../tools/tool.js'
 import {
   type CompactionOptions,
@@ -179,7 +178,7 @@ export function createAgent(options: AgentOptions): Agent {
   const retry = retryPolicy(options.retry)
   const toolOutput = {
     limit: options.toolOutput?.limit ?? 50_000,
-    dir: options.toolOutput?.dir ?? join(tmpdir(), 'rudder', 'tool-output'),
+    dir: options.toolOutput?.dir ?? defaultSpillDirectory(),
   }
   const cwd = options.cwd ?? process.cwd()
   const header: { last: EventMap['request/header'] | undefined } = { last: history.lastHeader }

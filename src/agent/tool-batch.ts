@@ -3,8 +3,6 @@
  * one result, results are logged in call order, parallel calls run together and exclusive
  * ones alone, and contexts returned by `tool-post` are staged so they follow all results.
  */
-import { mkdirSync, writeFileSync } from 'node:fs'
-import { join } from 'node:path'
 import {
   type ContentBlock,
   type EventMap,
@@ -13,6 +11,7 @@ import {
   type ToolCallBlock,
   type UserMessageData,
 } from '../core/index.js'
+import { saveToolOutputSync } from '../tools/output-spill.js'
 import type { Tool, ToolContext, ToolOutput } from '../tools/tool.js'
 import { type Deferred, defer, raceAbort } from './deferred.js'
 import {
@@ -355,12 +354,12 @@ function truncate(context: TurnContext, result: ResultData): ResultData {
     .join('\n')
   let path: string
   try {
-    mkdirSync(context.toolOutput.dir, { recursive: true })
-    path = join(
-      context.toolOutput.dir,
-      `${context.session.header.id}-${result.callId.replace(/[^\w.-]/g, '_')}.txt`,
-    )
-    writeFileSync(path, full)
+    // A private directory, a 0600 file, old files swept (src/tools/output-spill.ts).
+    path = saveToolOutputSync({
+      dir: context.toolOutput.dir,
+      name: `${context.session.header.id}-${result.callId}`,
+      text: full,
+    })
   } catch (error) {
     path = `(could not be saved: ${messageOf(error)})`
   }

@@ -3,9 +3,12 @@
  * during the session ("allow always", "reject always"), and the question put to whoever is
  * there to answer (a terminal prompt, an editor's permission dialog, a web page). The
  * configured policy decides first; the mode and session rules only settle what it left as
- * `ask`, so a `deny` rule is never overridden (docs/decisions/0036-approval-modes.md).
+ * `ask`, so a `deny` rule is never overridden, and a change to a protected file (rudder's, git's
+ * or an agent's configuration) is approved only by a person asked about it
+ * (docs/decisions/0036-approval-modes-and-session-rules.md, 0043).
  */
 import type {
+  ApprovalDecision,
   ApproveCallback,
   ToolCallInfo,
   ToolPreEvent,
@@ -13,7 +16,13 @@ import type {
   WaterfallListener,
 } from '../agent/index.js'
 import type { JsonValue } from '../core/index.js'
-import { type ApprovalPolicy, decide, type ToolDefault } from '../tools/approval-policy.js'
+import type { ToolDefault } from '../tools/approval-policy.js'
+import {
+  type ApprovalPolicy,
+  decideStrictest,
+  type ProtectedPaths,
+  type ProtectedTarget,
+} from '../tools/index.js'
 
 /** How much runs without asking, on top of the policy. */
 export type ApprovalMode = 'ask' | 'auto-edit' | 'yolo'
@@ -84,7 +93,15 @@ export interface ApprovalControl {
 }
 
 export type ApprovalControlOptions = {
-  readonly policy: ApprovalPolicy
+  /**
+   * Every policy that applies; the strictest decision wins. The first is the user's (defaults
+   * refined by trusted config); more only tighten it (an untrusted project's restrictions).
+   */
+  readonly policies: readonly ApprovalPolicy[]
+  /** Changes to these always ask, and only a person asked this time approves them. */
+  readonly protectedPaths?: ProtectedPaths
+  /** Told of each protected change refused because nobody was there to approve it. */
+  readonly onNotice?: (message: string) => void
   /** A tool's default when the policy does not name it (MCP tools' annotations). */
   readonly toolDefault?: ToolDefault
   readonly mode?: ApprovalMode
@@ -117,10 +134,20 @@ export function createApprovalControl(options: ApprovalControlOptions): Approval
     )
   }
 
+  // Calls that would change protected files: they ask whatever the mode, rules or --yes say.
+  const protectedCalls = new Map<string, readonly ProtectedTarget[]>()
+
   /** The policy's decision with the mode and session rules applied to what it left as `ask`. */
   const settle = (call: ToolCallInfo): ToolPreResult => {
-    const decision = decide(options.policy, call, options.toolDefault)
+    const decision = decideStrictest(options.policies, call, {
+      ...(options.protectedPaths === undefined ? {} : { protectedPaths: options.protectedPaths }),
+      ...(options.toolDefault === undefined ? {} : { toolDefault: options.toolDefault }),
+    })
     if (decision.action !== 'ask') return decision
+    if (decision.protectedTargets) {
+      protectedCalls.set(call.id, decision.protectedTargets)
+      return { action: 'ask', reason: decision.reason }
+    }
     const rule = matching(call)
     if (rule?.action === 'deny')
       return { action: 'deny', reason: 'The user refused this call for the rest of the session.' }
@@ -129,6 +156,30 @@ export function createApprovalControl(options: ApprovalControlOptions): Approval
       mode === 'yolo' ||
       (mode === 'auto-edit' && EDIT_TOOLS.has(call.name))
     return isLetThrough ? { action: 'run' } : decision
+  }
+
+  /** Only a person, asked this time, approves a change to a protected file. */
+  async function approveProtected(
+    call: ToolCallInfo,
+    why: string,
+    targets: readonly ProtectedTarget[],
+    signal: AbortSignal,
+  ): Promise<ApprovalDecision> {
+    const names = targets.map((target) => target.path).join(', ')
+    const what = targets.map((target) => target.what).join(', ')
+    if (!asker) {
+      options.onNotice?.(
+        `refused ${call.name} of ${names} (${what}): changes to these always need a person's approval, and --yes does not give it. Make the change yourself if you want it.`,
+      )
+      return {
+        approved: false,
+        reason: `Not run: ${call.name} would change ${names} (${what}). Changes to these always need the user's approval, and nobody is there to give it in this run (--yes does not cover them). Do not try another way to change them; tell the user what you wanted to change and why, so they can do it themselves.`,
+      }
+    }
+    // "Always" is not remembered: each change to these files is asked about.
+    const answer = await asker({ call, reason: why, rule: ruleFor(call), signal })
+    if (answer.kind === 'allow') return true
+    return { approved: false, reason: refusal(call, answer.reason) }
   }
 
   const control: ApprovalControl = {
@@ -176,6 +227,11 @@ export function createApprovalControl(options: ApprovalControlOptions): Approval
     },
     async approve({ call, reason, signal }) {
       const why = reason ?? `${call.name} needs approval`
+      const targets = protectedCalls.get(call.id)
+      if (targets !== undefined) {
+        protectedCalls.delete(call.id)
+        return approveProtected(call, why, targets, signal)
+      }
       const rule = matching(call)
       if (rule) return rule.action === 'allow'
       if (!asker && options.approveUnattended) return true
@@ -187,16 +243,16 @@ export function createApprovalControl(options: ApprovalControlOptions): Approval
       const answer = await asker({ call, reason: why, rule: ruleFor(call), signal })
       if (answer.always) control.addRule({ ...ruleFor(call), action: answer.kind })
       if (answer.kind === 'allow') return true
-      return {
-        approved: false,
-        reason:
-          answer.reason === undefined || answer.reason.trim() === ''
-            ? `The user did not approve this call to ${call.name}.`
-            : `The user did not approve this call to ${call.name}: ${answer.reason}`,
-      }
+      return { approved: false, reason: refusal(call, answer.reason) }
     },
   }
   return control
+}
+
+function refusal(call: ToolCallInfo, reason: string | undefined): string {
+  return reason === undefined || reason.trim() === ''
+    ? `The user did not approve this call to ${call.name}.`
+    : `The user did not approve this call to ${call.name}: ${reason}`
 }
 
 function bashCommand(args: JsonValue): string | undefined {

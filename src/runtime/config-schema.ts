@@ -5,7 +5,10 @@
  *
  * To add a top-level key (`store`, `approval`, …): add it to `CONFIG_SHAPE` below. Loading,
  * merging (the project file wins key by key) and error messages follow without other changes.
+ * A key that could send the user's keys elsewhere or run something unasked (hooks, MCP servers)
+ * also goes in `TRUSTED_ONLY_KEYS`, so an untrusted project cannot set it.
  */
+import { isAbsolute } from 'node:path'
 import { z } from 'zod'
 import { isHttpUrl } from '../providers/base-url.js'
 import { approvalPolicySchema } from '../tools/approval-policy.js'
@@ -98,16 +101,50 @@ export const CONFIG_SHAPE = {
   retry: retrySchema.optional(),
   /** MCP servers, name → entry in Claude Code's `.mcp.json` shape (checked by src/mcp). */
   mcpServers: z.record(z.string(), z.unknown()).optional(),
-  /** Directories whose project config the user trusts (user config only; see `rudder trust`). */
-  trustedDirectories: z.array(z.string()).optional(),
   /**
    * Command hooks in Claude Code's shape ({ "PreToolUse": [{ "matcher", "hooks": [...] }] }).
    * Checked by the hook bridges (src/bridges), which report problems with file and key.
    */
   hooks: z.record(z.string(), z.unknown()).optional(),
+  /**
+   * Project directories whose `.rudder/config.json` applies in full (absolute real paths,
+   * written by `rudder trust`). Read from the user file only.
+   */
+  trustedDirectories: z
+    .array(z.string().refine(isAbsolute, 'must be an absolute path, e.g. "/home/me/project"'))
+    .optional(),
+  /** Settings of the built-in tools. */
+  tools: z
+    .strictObject({
+      /**
+       * `write` and `edit` replace files that have more than one hard link (their other names
+       * keep the old content) instead of refusing them.
+       */
+      allowHardLinks: z.boolean().optional(),
+    })
+    .optional(),
 }
 
 export const configSchema = z.strictObject(CONFIG_SHAPE)
+
+/**
+ * Keys a project's config may set only once the user trusts its directory (`rudder trust`):
+ * where requests and the user's keys go, where sessions are stored, and anything that runs
+ * commands (hooks, MCP servers). `*` stands for one key (a provider name). Approval is handled
+ * apart: an untrusted project may only tighten it. Front ends report what was set aside.
+ */
+export const TRUSTED_ONLY_KEYS: readonly string[] = [
+  'providers.*.baseURL',
+  'providers.*.apiKey',
+  'providers.*.apiKeyEnv',
+  'providers.*.api',
+  'store',
+  'hooks',
+  'mcpServers',
+]
+
+/** Keys only the user's own file may set, trusted project or not. */
+export const USER_ONLY_KEYS: readonly string[] = ['trustedDirectories']
 
 /** One config file, or several merged. */
 export type RudderConfig = z.infer<typeof configSchema>
@@ -118,6 +155,7 @@ export function knownKeysAt(path: readonly PropertyKey[]): readonly string[] | u
   if (path.length === 0) return Object.keys(CONFIG_SHAPE)
   if (path.length === 1 && path[0] === 'approval') return ['default', 'tools', 'bash']
   if (path.length === 1 && path[0] === 'retry') return Object.keys(retrySchema.shape)
+  if (path.length === 1 && path[0] === 'tools') return ['allowHardLinks']
   if (path.length === 2 && path[0] === 'providers') return Object.keys(PROVIDER_SHAPE)
   if (path.length === 4 && path[0] === 'providers' && path[2] === 'models')
     return Object.keys(knownModelSchema.shape)

@@ -1,8 +1,12 @@
 /**
  * Loading rudder's configuration: the user file (`~/.rudder/config.json`, or
  * `$RUDDER_HOME/config.json`), then the project file (`.rudder/config.json` in the working
- * directory), the project file overriding key by key. Everything is read from the arguments
- * (environment, home, working directory), never from process globals, so tests use temp dirs.
+ * directory), the project file overriding key by key. The user file is trusted; the project
+ * file applies in full only in a directory the user trusts (`trustedDirectories`, written by
+ * `rudder trust`); otherwise it may only tighten approval, and what it tried beyond that is
+ * set aside and reported as a notice (docs/spec.md §9.5). Everything is read from the
+ * arguments (environment, home, working directory), never from process globals, so tests use
+ * temp dirs.
  *
  * Every problem is a `ConfigError` that names the file, the key and the fix.
  */
@@ -10,9 +14,17 @@ import { readFileSync } from 'node:fs'
 import { join, resolve } from 'node:path'
 import type { z } from 'zod'
 import { ConfigError, messageOf } from '../core/index.js'
-import { configSchema, knownKeysAt, type RudderConfig } from './config-schema.js'
+import type { ApprovalPolicy } from '../tools/index.js'
+import { configSchema, knownKeysAt, type RudderConfig, USER_ONLY_KEYS } from './config-schema.js'
+import {
+  type ConfigNotice,
+  ignoredNotice,
+  isTrustedDirectory,
+  splitUntrusted,
+} from './config-trust.js'
 
 export type { ProviderConfig, RudderConfig } from './config-schema.js'
+export type { ConfigNotice } from './config-trust.js'
 
 /** The environment, as `process.env` has it. */
 export type Environment = Readonly<Record<string, string | undefined>>
@@ -37,6 +49,15 @@ export type LoadedConfig = {
   readonly filesRead: readonly string[]
   /** The file that set a key (`model`, `providers.deepseek.apiKeyEnv`), or undefined. */
   sourceOf(key: string): string | undefined
+  /** Whether the project file applies in full (its directory is trusted, or there is none). */
+  readonly isProjectTrusted: boolean
+  /**
+   * An untrusted project's approval rules that tighten the user's: apply them as a second
+   * policy whose decision counts only when it is stricter. Undefined when trusted or none.
+   */
+  readonly projectRestrictions?: ApprovalPolicy
+  /** What the user should hear once: settings of an untrusted project that were set aside. */
+  readonly notices: readonly ConfigNotice[]
 }
 
 /** rudder's user directory: `$RUDDER_HOME` when set, else `~/.rudder`. */
@@ -54,9 +75,29 @@ export function loadConfig(location: ConfigLocation): LoadedConfig {
   const userFile = join(rudderHome(location), 'config.json')
   const projectFile = resolve(location.cwd, '.rudder', 'config.json')
   const layers: { file: string; config: RudderConfig }[] = []
-  for (const file of userFile === projectFile ? [userFile] : [userFile, projectFile]) {
-    const text = readIfExists(file)
-    if (text !== undefined) layers.push({ file, config: parseConfig(text, file) })
+  const userText = readConfigText(userFile)
+  const user = userText === undefined ? undefined : parseConfig(userText, userFile)
+  if (user !== undefined) layers.push({ file: userFile, config: user })
+  const projectText = userFile === projectFile ? undefined : readConfigText(projectFile)
+  const notices: ConfigNotice[] = []
+  let isProjectTrusted = true
+  let projectRestrictions: ApprovalPolicy | undefined
+  if (projectText !== undefined) {
+    const project = parseConfig(projectText, projectFile)
+    isProjectTrusted = isTrustedDirectory(user?.trustedDirectories, location.cwd)
+    if (isProjectTrusted) {
+      const ignored = USER_ONLY_KEYS.filter((key) => key in project)
+      for (const key of ignored) delete (project as Record<string, unknown>)[key]
+      layers.push({ file: projectFile, config: project })
+      const notice = ignoredNotice(projectFile, location.cwd, ignored, true)
+      if (notice !== undefined) notices.push(notice)
+    } else {
+      const split = splitUntrusted(project)
+      layers.push({ file: projectFile, config: split.kept })
+      projectRestrictions = split.restrictions
+      const notice = ignoredNotice(projectFile, location.cwd, split.ignored, false)
+      if (notice !== undefined) notices.push(notice)
+    }
   }
   const sources = new Map<string, string>()
   let merged: Record<string, unknown> = {}
@@ -67,6 +108,9 @@ export function loadConfig(location: ConfigLocation): LoadedConfig {
     projectFile,
     filesRead: layers.map((layer) => layer.file),
     sourceOf: (key) => sources.get(key),
+    isProjectTrusted,
+    ...(projectRestrictions === undefined ? {} : { projectRestrictions }),
+    notices,
   }
 }
 
@@ -90,7 +134,11 @@ export function parseConfig(text: string, file: string): RudderConfig {
   )
 }
 
-function readIfExists(file: string): string | undefined {
+/**
+ * A config file's text; undefined when there is none. Throws `ConfigError` naming the file
+ * when it exists but cannot be read.
+ */
+export function readConfigText(file: string): string | undefined {
   try {
     return readFileSync(file, 'utf8')
   } catch (error) {

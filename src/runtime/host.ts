@@ -20,6 +20,7 @@ import { openStore } from '../stores/index.js'
 import type { SessionStore, StoredSession } from '../stores/store.js'
 import { type ApprovalPolicy, DEFAULT_APPROVAL_POLICY } from '../tools/approval-policy.js'
 import { builtinTools } from '../tools/builtin/index.js'
+import { protectedPaths } from '../tools/index.js'
 import {
   type ApprovalControl,
   type ApprovalMode,
@@ -198,10 +199,12 @@ async function openSessionRuntime(composition: Composition): Promise<SessionRunt
   const mcpChoice = chooseMcpServers(location, config, isDirectoryTrusted(location, cwd))
   const session = await openChosenSession(store, options.choice ?? { kind: 'new' }, cwd)
   const sessionId = session.header.id
+  for (const notice of config.notices)
+    notices.publish({ level: 'warning', source: 'rudder', sessionId, message: notice.message })
   for (const { file, names } of mcpChoice.ignored)
     notices.publish({
       level: 'warning',
-      source: 'config',
+      source: 'rudder',
       sessionId,
       message: `${file}: the MCP servers ${names.join(', ')} were not started because ${cwd} is not a trusted directory. If you trust this project, run: rudder trust ${cwd}`,
     })
@@ -220,8 +223,18 @@ async function openSessionRuntime(composition: Composition): Promise<SessionRunt
   })
   try {
     const startSeq = session.events.length
+    const policy = layerPolicy(DEFAULT_APPROVAL_POLICY, config.config.approval as ApprovalPolicy)
+    const restrictions = config.projectRestrictions
+    const guarded = protectedPaths({
+      workspace: cwd,
+      home: host.home,
+      rudderHome: rudderHome(location),
+    })
     const approval = createApprovalControl({
-      policy: layerPolicy(DEFAULT_APPROVAL_POLICY, config.config.approval as ApprovalPolicy),
+      policies: restrictions === undefined ? [policy] : [policy, layerPolicy(policy, restrictions)],
+      protectedPaths: guarded,
+      onNotice: (message) =>
+        notices.publish({ level: 'warning', source: 'rudder', sessionId, message }),
       toolDefault: (name) => mcp.toolDefault(name),
       ...optionalFields({
         mode: options.approvalMode,
@@ -240,6 +253,8 @@ async function openSessionRuntime(composition: Composition): Promise<SessionRunt
     // SessionStart hooks may write `export` lines to CLAUDE_ENV_FILE; every bash call sources it.
     const builtins = builtinTools({
       workspace: cwd,
+      protectedPaths: guarded,
+      ...optionalFields({ allowHardLinks: config.config.tools?.allowHardLinks }),
       ...(bridge ? { bash: { env: { BASH_ENV: bridge.envFile } } } : {}),
     })
     const agent = createAgent({

@@ -40,7 +40,9 @@ export function chooseMcpServers(
     if (layer.isProject && !isTrusted) {
       const names =
         typeof layer.value === 'object' && layer.value !== null ? Object.keys(layer.value) : []
-      if (names.length > 0) ignored.push({ file: layer.file, names })
+      // The project's .rudder/config.json is reported by loadConfig with its other keys.
+      if (names.length > 0 && layer.file !== config.projectFile)
+        ignored.push({ file: layer.file, names })
       continue
     }
     for (const server of parseMcpServers(layer.value, layer.file, location.env))

@@ -3,25 +3,28 @@
  * refused, as plain configuration. `decide` is a pure function whose result has the shape of
  * a `tool-pre` result (docs/spec.md §6.3), so an agent hook can return it as is.
  *
- * Bash rules match each simple command of a command line (split at `;`, `&&`, `||`, `|`, `&`,
- * newlines, parentheses and backticks, outside quotes), and the strictest outcome wins, so
- * that `git status && rm -rf /` is not allowed by a rule for `git status*`; a pipeline
- * cannot be matched as one unit. This is a seatbelt
- * against mistakes, not a sandbox: a command can always hide what it does (`sh -c "…"`,
- * scripts, aliases), so deny rules catch accidents, not adversaries.
+ * Bash rules match each command a line runs, however it is spelled or nested (see
+ * `shell-commands.ts`), and the strictest outcome wins, so that `git status && rm -rf /` is not
+ * allowed by a rule for `git status*` and `\\rm`, `/bin/rm`, `env rm` and `echo "$(rm x)"` meet
+ * a rule for `rm`. This is a seatbelt against mistakes, not a sandbox: a script, an alias or
+ * an interpreter (`python -c`) can still hide what runs.
  */
 import { z } from 'zod'
 import { ConfigError } from '../core/index.js'
+import { compileWildcard } from './glob-match.js'
+import type { ProtectedPaths, ProtectedTarget } from './protected-paths.js'
+import { commandsToCheck } from './shell-commands.js'
 
 /** What the policy says about a call. */
 export type PolicyAction = 'allow' | 'ask' | 'deny'
 
 /**
- * A rule for bash commands. `pattern` is glob-like by default, matched against a whole simple
- * command (leading `VAR=value` assignments removed, whitespace collapsed): `*` matches any
- * characters (spaces and `/` included), `?` one character, everything else itself, so
- * `git diff*` matches `git diff --stat`. Written as `/source/flags` it is a JavaScript regular
- * expression, tested with `RegExp.test` (anchor it yourself).
+ * A rule for bash commands. `pattern` is glob-like by default, matched against a whole command
+ * (its words with quoting removed, leading `VAR=value` assignments and wrappers such as `env`
+ * or `nice` removed, then its redirections, single spaces between): `*` matches any characters
+ * (spaces and `/` included), `?` one character, everything else itself, so `git diff*` matches
+ * `git diff --stat` and `echo * > *` matches `echo hi > out.txt`. Written as `/source/flags` it
+ * is a JavaScript regular expression, tested with `RegExp.test` (anchor it yourself).
  */
 export type BashRule = { readonly pattern: string; readonly action: PolicyAction }
 
@@ -36,11 +39,27 @@ export type ApprovalPolicy = {
   readonly bash?: readonly BashRule[]
 }
 
-/** The outcome for one call, shaped like a `tool-pre` result. */
+/**
+ * The outcome for one call, shaped like a `tool-pre` result. An `ask` with `protectedTargets`
+ * is about rudder's, git's or an agent's own configuration: it must be put to a person, and
+ * nothing may approve it unasked (not `--yes`, not a policy).
+ */
 export type PolicyDecision =
   | { readonly action: 'run' }
-  | { readonly action: 'ask'; readonly reason: string }
+  | {
+      readonly action: 'ask'
+      readonly reason: string
+      readonly protectedTargets?: readonly ProtectedTarget[]
+    }
   | { readonly action: 'deny'; readonly reason: string }
+
+/** What `decide` may take into account besides the policy. */
+export type DecideOptions = {
+  /** Writes to these always ask (docs/spec.md §9.5); without it nothing is protected. */
+  readonly protectedPaths?: ProtectedPaths
+  /** A tool's default when a policy does not name it (see `ToolDefault`). */
+  readonly toolDefault?: ToolDefault
+}
 
 /** A call as `tool-pre` sees it. */
 export type PolicyCall = { readonly name: string; readonly args: unknown }
@@ -102,12 +121,50 @@ export type ToolDefault = (name: string) => PolicyAction | undefined
 /**
  * Decides one call. Pure: the same policy and call always give the same decision. A tool's
  * action is its own entry in `tools`, else the first entry whose key has `*` wildcards and
- * matches it (`mcp__github__*`), else `toolDefault`, else `default`, else `ask`.
+ * matches it (`mcp__github__*`), else `options.toolDefault`, else `default`, else `ask`. A call
+ * that would change a protected path asks (unless the policy denies it), whatever the policy says.
  */
 export function decide(
   policy: ApprovalPolicy,
   call: PolicyCall,
-  toolDefault?: ToolDefault,
+  options: DecideOptions = {},
+): PolicyDecision {
+  return decideStrictest([policy], call, options)
+}
+
+/**
+ * Decides a call under several policies at once: the strictest decision wins (deny over ask
+ * over run; the first among equals). Used to let a policy only tighten another one.
+ */
+export function decideStrictest(
+  policies: readonly ApprovalPolicy[],
+  call: PolicyCall,
+  options: DecideOptions = {},
+): PolicyDecision {
+  let strictest: PolicyDecision = { action: 'run' }
+  for (const policy of policies) {
+    const decision = decideOne(policy, call, options.toolDefault)
+    if (SEVERITY[actionOf(decision)] > SEVERITY[actionOf(strictest)]) strictest = decision
+  }
+  if (strictest.action === 'deny' || options.protectedPaths === undefined) return strictest
+  const targets = options.protectedPaths.targetsOf(call)
+  if (targets.length === 0) return strictest
+  const named = targets.map((target) => `${target.path} (${target.what})`).join(', ')
+  return {
+    action: 'ask',
+    reason: `${call.name} would change ${named}; changes to these always need a person's approval, whatever the approval policy or --yes says`,
+    protectedTargets: targets,
+  }
+}
+
+function actionOf(decision: PolicyDecision): PolicyAction {
+  return decision.action === 'run' ? 'allow' : decision.action
+}
+
+function decideOne(
+  policy: ApprovalPolicy,
+  call: PolicyCall,
+  toolDefault: ToolDefault | undefined,
 ): PolicyDecision {
   const toolAction =
     toolActionOf(policy.tools, call.name) ?? toolDefault?.(call.name) ?? policy.default ?? 'ask'
@@ -164,46 +221,71 @@ function bashCommand(call: PolicyCall): string | undefined {
 
 const SEVERITY: Record<PolicyAction, number> = { allow: 0, ask: 1, deny: 2 }
 
+/** The stricter of two actions. */
+export function stricterAction(a: PolicyAction, b: PolicyAction): PolicyAction {
+  return SEVERITY[b] > SEVERITY[a] ? b : a
+}
+
+type Verdict = { action: PolicyAction; why: string }
+
+/**
+ * Judges every command the line runs (docs/decisions/0042): for each, the first rule matching
+ * it decides, else `fallback`. Views (`rm` for `/bin/rm`, the line of a wrapper) count only
+ * when a deny or ask rule matches them. A command whose program is computed when the line runs
+ * cannot be vouched for by an allow rule. The strictest verdict wins.
+ */
 function bashDecision(
   rules: readonly BashRule[],
   fallback: PolicyAction,
   command: string,
 ): PolicyDecision {
-  const { segments, hasSubstitution } = splitCommand(command)
-  const compiled = rules.map((rule) => ({ rule, regex: compileRule(rule.pattern) }))
-  let worst: { action: PolicyAction; segment: string; rule?: BashRule } | undefined
-  for (const segment of segments.length === 0 ? [''] : segments) {
-    const match = compiled.find(({ regex }) => regex?.test(segment) === true)
-    const segmentAction = match?.rule.action ?? fallback
-    if (worst === undefined || SEVERITY[segmentAction] > SEVERITY[worst.action]) {
-      worst = {
-        action: segmentAction,
-        segment,
-        ...(match === undefined ? {} : { rule: match.rule }),
-      }
-    }
+  const { commands, isTooDeep } = commandsToCheck(command)
+  const compiled = rules.map((rule) => ({ rule, matcher: compileRule(rule.pattern) }))
+  let worst: Verdict | undefined
+  const consider = (verdict: Verdict) => {
+    if (worst === undefined || SEVERITY[verdict.action] > SEVERITY[worst.action]) worst = verdict
   }
-  if (worst === undefined) return { action: 'run' }
-  const why =
-    worst.rule === undefined
-      ? `no bash rule matches "${worst.segment}"`
-      : `"${worst.segment}" matches the rule ${JSON.stringify(worst.rule.pattern)}`
+  if (isTooDeep && fallback !== 'allow')
+    consider({ action: 'ask', why: 'it nests substitutions too deeply for the policy to read' })
+  for (const checked of commands) {
+    const match = compiled.find(({ matcher }) => matcher?.test(checked.text) === true)
+    if (checked.isView) {
+      if (match !== undefined && match.rule.action !== 'allow')
+        consider({ action: match.rule.action, why: matched(checked.text, match.rule) })
+      continue
+    }
+    const action = match?.rule.action ?? fallback
+    if (checked.isOpaque && action === 'allow' && fallback !== 'allow') {
+      consider({
+        action: 'ask',
+        why: `"${checked.text}" runs a program that is only known when the line runs`,
+      })
+    } else
+      consider({
+        action,
+        why:
+          match === undefined
+            ? `no bash rule matches "${checked.text}"`
+            : matched(checked.text, match.rule),
+      })
+  }
+  if (worst === undefined) {
+    // Nothing runs (an empty line, or only assignments): the tool's own action decides.
+    worst = { action: fallback, why: 'it runs no command' }
+  }
   if (worst.action === 'deny') {
     return {
       action: 'deny',
-      reason: `The approval policy does not allow this command (${why}). Do not retry it in another form; if it is needed, tell the user why so they can run it or change the policy.`,
+      reason: `The approval policy does not allow this command (${worst.why}). Do not retry it in another form; if it is needed, tell the user why so they can run it or change the policy.`,
     }
   }
   if (worst.action === 'ask')
-    return { action: 'ask', reason: `bash: ${abbreviate(command)} (${why})` }
-  // A substitution inside double quotes runs a command the rules never saw; unless unmatched
-  // commands are allowed anyway, an allowed line that has one still asks.
-  if (hasSubstitution && fallback !== 'allow')
-    return {
-      action: 'ask',
-      reason: `bash: ${abbreviate(command)} (it contains a command substitution the policy cannot check)`,
-    }
+    return { action: 'ask', reason: `bash: ${abbreviate(command)} (${worst.why})` }
   return { action: 'run' }
+}
+
+function matched(text: string, rule: BashRule): string {
+  return `"${text}" matches the rule ${JSON.stringify(rule.pattern)}`
 }
 
 function abbreviate(command: string): string {
@@ -211,7 +293,7 @@ function abbreviate(command: string): string {
 }
 
 /** Compiles a rule's pattern; undefined for an invalid `/regex/`. */
-function compileRule(pattern: string): RegExp | undefined {
+function compileRule(pattern: string): { test(text: string): boolean } | undefined {
   const regex = /^\/(.*)\/([a-z]*)$/s.exec(pattern)
   if (regex !== null) {
     try {
@@ -221,102 +303,10 @@ function compileRule(pattern: string): RegExp | undefined {
       return undefined
     }
   }
-  const source = pattern
-    .split('')
-    .map((char) =>
-      char === '*' ? '.*' : char === '?' ? '.' : char.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&'),
-    )
-    .join('')
-  return new RegExp(`^${source}$`, 's')
+  return compileWildcard(pattern)
 }
 
-const KEYWORDS = new Set([
-  'if',
-  'then',
-  'else',
-  'elif',
-  'do',
-  'while',
-  'until',
-  '!',
-  'time',
-  '{',
-  '}',
-])
-
-/**
- * Splits a command line into simple commands outside quotes, collapsing whitespace, and notes
- * `$(…)`, backticks and process substitution. Not a full shell parser: enough to keep one
- * allowed command from carrying another.
- */
-export function splitCommand(command: string): { segments: string[]; hasSubstitution: boolean } {
-  const segments: string[] = []
-  let current = ''
-  let quote: "'" | '"' | undefined
-  let hasSubstitution = false
-  const cut = () => {
-    segments.push(current)
-    current = ''
-  }
-  for (let index = 0; index < command.length; index++) {
-    const char = command[index]!
-    const next = command[index + 1]
-    if (quote === "'") {
-      current += char
-      if (char === "'") quote = undefined
-      continue
-    }
-    if (char === '\\' && next !== undefined) {
-      current += char + next
-      index++
-      continue
-    }
-    if (char === '`' || (char === '$' && next === '(')) hasSubstitution = true
-    if (quote === '"') {
-      current += char
-      if (char === '"') quote = undefined
-      continue
-    }
-    if (char === "'" || char === '"') {
-      quote = char
-      current += char
-      continue
-    }
-    if ((char === '<' || char === '>') && next === '(') hasSubstitution = true
-    const previous = command[index - 1]
-    if (char === '&' && (previous === '>' || previous === '<' || next === '>')) {
-      current += char // a redirection such as 2>&1 or &>file, not a control operator
-      continue
-    }
-    // Parentheses and backticks also cut, so the commands inside `$(…)`, `(…)` and `…` are
-    // checked as commands of their own.
-    if (';&|\n()`'.includes(char)) {
-      if ((char === '&' || char === '|') && next === char) index++
-      cut()
-      continue
-    }
-    if (/\s/.test(char)) {
-      if (current !== '' && !current.endsWith(' ')) current += ' '
-      continue
-    }
-    current += char
-  }
-  cut()
-  return {
-    segments: segments.map(cleanSegment).filter((segment) => segment !== ''),
-    hasSubstitution,
-  }
-}
-
-/** Drops leading shell keywords and `VAR=value` assignments, which do not name the command. */
-function cleanSegment(segment: string): string {
-  let words = segment.trim()
-  for (;;) {
-    const first = words.split(' ', 1)[0]!
-    if (KEYWORDS.has(first)) words = words.slice(first.length).trimStart()
-    else if (/^[A-Za-z_][A-Za-z0-9_]*=/.test(first)) {
-      const assignment = /^[A-Za-z_][A-Za-z0-9_]*=(?:'[^']*'|"(?:[^"\\]|\\.)*"|\S)*\s*/.exec(words)
-      words = words.slice(assignment?.[0].length ?? first.length)
-    } else return words
-  }
+/** Whether a bash pattern is a `/regex/` (a JavaScript regular expression, which can backtrack). */
+export function isRegexPattern(pattern: string): boolean {
+  return /^\/(.*)\/([a-z]*)$/s.test(pattern)
 }

@@ -7,7 +7,9 @@ export {
   approvalPolicySchema,
   type BashRule,
   DEFAULT_APPROVAL_POLICY,
+  type DecideOptions,
   decide,
+  decideStrictest,
   type PolicyAction,
   type PolicyCall,
   type PolicyDecision,
@@ -33,4 +35,10 @@ export {
   writeTool,
 } from './builtin/index.js'
 export { defineTool, type ToolDefinition } from './define-tool.js'
+export {
+  type ProtectedPaths,
+  type ProtectedPathsOptions,
+  type ProtectedTarget,
+  protectedPaths,
+} from './protected-paths.js'
 export type { ParsedArguments, Tool, ToolAgent, ToolContext, ToolOutput } from './tool.js'

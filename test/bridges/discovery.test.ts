@@ -173,15 +173,18 @@ describe('matchers', () => {
 })
 
 describe('isDirectoryTrusted', () => {
-  it('trusts a listed directory and what is inside it, from the user file only', () => {
+  it('trusts a listed directory (not its subdirectories by a parent), from the user file only', () => {
     const box = sandbox()
     const env = { RUDDER_HOME: join(box.home, '.rudder') }
     box.json('home/.rudder/config.json', {})
     const location = { cwd: box.cwd, env, home: box.home }
     const config = loadConfig(location)
     expect(isDirectoryTrusted(location, box.cwd)).toBe(false)
-    writeFileSync(config.userFile, JSON.stringify({ trustedDirectories: [join(box.cwd, '..')] }))
+    writeFileSync(config.userFile, JSON.stringify({ trustedDirectories: [box.cwd] }))
     expect(isDirectoryTrusted(location, box.cwd)).toBe(true)
+    // Trust is for the directory itself, not everything under a trusted parent.
+    writeFileSync(config.userFile, JSON.stringify({ trustedDirectories: [join(box.cwd, '..')] }))
+    expect(isDirectoryTrusted(location, box.cwd)).toBe(false)
     writeFileSync(config.userFile, JSON.stringify({ trustedDirectories: [join(box.cwd, 'sub')] }))
     expect(isDirectoryTrusted(location, box.cwd)).toBe(false)
     // A project cannot trust itself.

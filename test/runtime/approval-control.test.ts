@@ -56,7 +56,7 @@ describe('approval control', () => {
     const questions: ApprovalQuestion[] = []
     const answers: ApprovalAnswer[] = [{ kind: 'allow', always: true }]
     const control = createApprovalControl({
-      policy: DEFAULT_APPROVAL_POLICY,
+      policies: [DEFAULT_APPROVAL_POLICY],
       asker: async (question) => {
         questions.push(question)
         return answers.shift() ?? { kind: 'deny' }
@@ -89,7 +89,7 @@ describe('approval control', () => {
   it("gives the model the person's reason for a refusal, and 'always' refuses later calls unasked", async () => {
     let asked = 0
     const control = createApprovalControl({
-      policy: DEFAULT_APPROVAL_POLICY,
+      policies: [DEFAULT_APPROVAL_POLICY],
       asker: async () => {
         asked++
         return { kind: 'deny', always: true, reason: 'use the staging database' }
@@ -117,7 +117,7 @@ describe('approval control', () => {
       ...DEFAULT_APPROVAL_POLICY,
       bash: [{ pattern: 'rm *', action: 'deny' as const }],
     }
-    const control = createApprovalControl({ policy, mode: 'auto-edit' })
+    const control = createApprovalControl({ policies: [policy], mode: 'auto-edit' })
     const harness = run(
       [
         { name: 'edit', args: { path: 'a.ts' } },
@@ -143,7 +143,7 @@ describe('approval control', () => {
 
   it('fails closed when the asker throws, and tells the model why', async () => {
     const control = createApprovalControl({
-      policy: DEFAULT_APPROVAL_POLICY,
+      policies: [DEFAULT_APPROVAL_POLICY],
       asker: async () => {
         throw new Error('the editor closed the dialog')
       },
@@ -156,7 +156,7 @@ describe('approval control', () => {
 
   it('with nobody to ask, refuses with the hint, or approves when told to (--yes)', async () => {
     const refusing = createApprovalControl({
-      policy: DEFAULT_APPROVAL_POLICY,
+      policies: [DEFAULT_APPROVAL_POLICY],
       unattendedHint: 'Pass --yes.',
     })
     const harness = run([{ name: 'bash', args: { command: 'ls' } }], refusing)
@@ -165,7 +165,7 @@ describe('approval control', () => {
       /nobody was there to approve it\. Pass --yes\.$/,
     )
     const approving = createApprovalControl({
-      policy: DEFAULT_APPROVAL_POLICY,
+      policies: [DEFAULT_APPROVAL_POLICY],
       approveUnattended: true,
     })
     const second = run([{ name: 'bash', args: { command: 'ls' } }], approving)
@@ -175,7 +175,7 @@ describe('approval control', () => {
 
   it('setAsker swaps who answers and returns the previous one', async () => {
     const first = async (): Promise<ApprovalAnswer> => ({ kind: 'allow' })
-    const control = createApprovalControl({ policy: DEFAULT_APPROVAL_POLICY, asker: first })
+    const control = createApprovalControl({ policies: [DEFAULT_APPROVAL_POLICY], asker: first })
     const seen: ToolCallInfo[] = []
     expect(
       control.setAsker(async (question) => {
@@ -195,7 +195,7 @@ describe('approval control', () => {
     }
     let asked = 0
     const control = createApprovalControl({
-      policy,
+      policies: [policy],
       asker: async () => {
         asked++
         return { kind: 'allow' }

@@ -39,6 +39,11 @@ describe('openHost', () => {
     const lenient = await place.repo('lenient', {
       approval: { bash: [{ pattern: 'echo *', action: 'allow' }] },
     })
+    // A project's allow rule counts only in a directory the user trusts.
+    await writeFile(
+      join(place.home, '.rudder', 'config.json'),
+      JSON.stringify({ trustedDirectories: [lenient] }),
+    )
     const host = await openHost({
       cwd: strict,
       env: {},

@@ -2,7 +2,7 @@
  * `resolveProvider`: model selection, keys and base URLs from files and the environment, and
  * errors that say what to set. Requests go to a local server only.
  */
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
@@ -132,6 +132,7 @@ describe('resolveProvider: keys, base URLs and parameters', () => {
 
   it('apiKeyEnv naming an unset variable names the file, the key and the variable', () => {
     const p = place()
+    write(p.userFile, { trustedDirectories: [realpathSync(p.cwd)] })
     write(p.projectFile, { providers: { openai: { apiKeyEnv: 'TEAM_OPENAI_KEY' } } })
     const error = configErrorOf(() => resolveProvider({ ...p, model: 'openai/gpt-4.1' }))
     expect(error.message).toContain(
@@ -177,6 +178,7 @@ describe('resolveProvider: keys, base URLs and parameters', () => {
     write(p.userFile, {
       model: 'deepseek/deepseek-reasoner',
       providers: { deepseek: { apiKeyEnv: 'WORK_KEY', params: { temperature: 0.3 } } },
+      trustedDirectories: [realpathSync(p.cwd)],
     })
     write(p.projectFile, { providers: { deepseek: { baseURL: server.origin } } })
     const resolved = resolveProvider({ ...p, env: { ...p.env, WORK_KEY: 'sk-work' } })
@@ -228,6 +230,8 @@ describe('resolveProvider: limits, and where the base URL came from', () => {
       baseURL: 'http://localhost:11434/v1',
       baseURLSource: "rudder's default",
     })
+    // A project's base URL counts only once the user trusts the project.
+    write(p.userFile, { trustedDirectories: [realpathSync(p.cwd)] })
     write(p.projectFile, { providers: { openai: { baseURL: 'http://127.0.0.1:8/v1' } } })
     expect(resolveProvider({ ...p, model: 'openai/gpt-4.1' })).toMatchObject({
       baseURL: 'http://127.0.0.1:8/v1',
@@ -250,7 +254,7 @@ describe('resolveProvider: limits, and where the base URL came from', () => {
 
   it("the provider's idleTimeoutMs from config reaches the adapter: a stalled stream ends", async () => {
     const p = place()
-    write(p.projectFile, {
+    write(p.userFile, {
       providers: { ollama: { baseURL: `${server.origin}/v1`, idleTimeoutMs: 200 } },
     })
     server.reply({ kind: 'stall', keepAlive: ': keep-alive\n\n', everyMs: 20 })

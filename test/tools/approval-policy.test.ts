@@ -1,12 +1,14 @@
+import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import { ConfigError } from '../../src/core/index.js'
-import { splitCommand } from '../../src/tools/approval-policy.js'
 import {
   type ApprovalPolicy,
   DEFAULT_APPROVAL_POLICY,
   decide,
   parseApprovalPolicy,
 } from '../../src/tools/index.js'
+import { commandsToCheck } from '../../src/tools/shell-commands.js'
+import { runWithDeadline } from '../support/deadline.js'
 
 const bash = (command: string) => ({ name: 'bash', args: { command } })
 
@@ -83,11 +85,14 @@ describe('decide: bash rules', () => {
     expect(decide(policy, bash('git log $(whoami)')).action).toBe('ask')
   })
 
-  it('asks for an allowed line with a substitution in double quotes, unless unmatched commands are allowed', () => {
-    expect(decide(policy, bash('git commit -m "$(rm -rf ~)"'))).toEqual({
+  it('checks a substitution inside double quotes as a command of its own', () => {
+    expect(decide(policy, bash('git commit -m "$(rm -rf ~)"'))).toMatchObject({
+      action: 'deny',
+      reason: expect.stringContaining('"rm -rf ~" matches the rule "rm -rf *"'),
+    })
+    expect(decide(policy, bash('git commit -m "$(whoami)"'))).toEqual({
       action: 'ask',
-      reason:
-        'bash: git commit -m "$(rm -rf ~)" (it contains a command substitution the policy cannot check)',
+      reason: 'bash: git commit -m "$(whoami)" (no bash rule matches "whoami")',
     })
     expect(decide(policy, bash("git log '$(literal)'"))).toEqual({ action: 'run' })
     expect(decide({ default: 'allow' }, bash('echo "$(date)"'))).toEqual({ action: 'run' })
@@ -108,14 +113,211 @@ describe('decide: bash rules', () => {
   })
 })
 
-describe('splitCommand', () => {
-  it('splits at control operators outside quotes and keeps redirections', () => {
-    expect(splitCommand("a 1 && b  '2;3' | c 2>&1 &> log; d\ne || f & g")).toEqual({
-      segments: ['a 1', "b '2;3'", 'c 2>&1 &> log', 'd', 'e', 'f', 'g'],
-      hasSubstitution: false,
+describe('decide: a deny rule cannot be dodged by respelling (issue 9 item 3)', () => {
+  const policy: ApprovalPolicy = {
+    default: 'ask',
+    bash: [
+      { pattern: 'rm *', action: 'deny' },
+      { pattern: 'git status', action: 'allow' },
+      { pattern: 'npm test*', action: 'allow' },
+      { pattern: 'echo *', action: 'allow' },
+      { pattern: 'ls*', action: 'allow' },
+    ],
+  }
+  it.each([
+    '\\rm x',
+    "'rm' x",
+    '"rm" x',
+    "r''m x",
+    "$'\\x72m' x",
+    '/bin/rm x',
+    '/usr/bin/rm -f x',
+    'command rm x',
+    'builtin rm x',
+    'exec rm x',
+    'env rm x',
+    'env -i FOO=1 rm x',
+    '/usr/bin/env -u HOME rm x',
+    'nice -n 5 rm x',
+    'nohup rm x &',
+    'time -p rm x',
+    'timeout -s KILL 5 rm x',
+    'stdbuf -oL rm x',
+    'setsid rm x',
+    'sudo -u root rm x',
+    'sudo -E HOME=/ rm x',
+    'doas rm x',
+    'xargs rm < list',
+    'find . -name "*.o" -exec rm {} \\;',
+    'echo "$(rm x)"',
+    'echo "`rm x`"',
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: a shell parameter expansion, not a template
+    'echo ${X:-$(rm x)}',
+    'diff <(ls) <(rm x)',
+    "bash -c 'rm x'",
+    "sh -ec 'ls; rm x'",
+    'bash -o pipefail -c "echo hi | rm x"',
+    "eval 'rm x'",
+    "env -S 'rm x'",
+    'watch -n 1 rm x',
+    'cat <<EOF\n$(rm x)\nEOF',
+    'case a in a) rm x;; esac',
+    'for f in *; do rm "$f"; done',
+    'f() { rm x; }; f',
+    '(cd /tmp && rm x)',
+    '{ rm x; }',
+    'if [[ -f x ]]; then rm x; fi',
+    'X=$(rm x) ls',
+    'rm\\\n x',
+  ])('%s is denied', (line) => {
+    expect(decide(policy, bash(line)).action).toBe('deny')
+  })
+
+  it('keeps what rules allow allowed, and quoting does not matter', () => {
+    expect(decide(policy, bash('git status'))).toEqual({ action: 'run' })
+    expect(decide(policy, bash('\'git\' "status"'))).toEqual({ action: 'run' })
+    expect(decide(policy, bash('npm test 2>&1 | ls -la'))).toEqual({ action: 'run' })
+    expect(decide(policy, bash('echo "rm x"'))).toEqual({ action: 'run' })
+    expect(decide(policy, bash("echo 'a; rm -rf /'"))).toEqual({ action: 'run' })
+    expect(decide(policy, bash("cat <<'EOF'\n$(rm x)\nEOF")).action).toBe('ask')
+  })
+
+  it('an allow rule never vouches for a program computed when the line runs, or a wrapper it did not name', () => {
+    expect(decide(policy, bash('$CMD status'))).toMatchObject({ action: 'ask' })
+    expect(decide({ bash: [{ pattern: '*', action: 'allow' }] }, bash('$(which rm) x'))).toEqual({
+      action: 'ask',
+      reason:
+        'bash: $(which rm) x ("$(which rm) x" runs a program that is only known when the line runs)',
     })
-    expect(splitCommand('echo "$(date)"').hasSubstitution).toBe(true)
-    expect(splitCommand('diff <(a) <(b)').hasSubstitution).toBe(true)
+    expect(decide(policy, bash('e{c,}ho x')).action).toBe('ask')
+    // sudo, xargs and find -exec need a rule of their own besides the command they run.
+    expect(decide(policy, bash('sudo ls'))).toMatchObject({
+      action: 'ask',
+      reason: 'bash: sudo ls (no bash rule matches "sudo ls")',
+    })
+    expect(decide(policy, bash('env ls'))).toEqual({ action: 'run' })
+    expect(decide(policy, bash('/opt/evil/git status')).action).toBe('ask')
+    expect(decide({ default: 'allow' }, bash('$CMD status'))).toEqual({ action: 'run' })
+  })
+
+  it('lets rules see redirections', () => {
+    const redirections: ApprovalPolicy = {
+      default: 'allow',
+      bash: [
+        { pattern: '* > .env*', action: 'deny' },
+        { pattern: '/2>&1/', action: 'ask' },
+      ],
+    }
+    expect(decide(redirections, bash('echo KEY=1 > .env')).action).toBe('deny')
+    expect(decide(redirections, bash("printf x >'.env.local'")).action).toBe('deny')
+    expect(decide(redirections, bash('make 2>&1')).action).toBe('ask')
+    expect(decide(redirections, bash('echo x > out')).action).toBe('run')
+  })
+})
+
+describe('commandsToCheck', () => {
+  const texts = (line: string) =>
+    commandsToCheck(line).commands.map((command) =>
+      command.isView ? `view:${command.text}` : command.text,
+    )
+
+  it('splits at control operators, removes quoting and keeps redirections', () => {
+    expect(texts("a 1 && b  '2;3' | c 2>&1 &> log; d\ne || f & g")).toEqual([
+      'a 1',
+      'b 2;3',
+      'c 2>&1 &> log',
+      'd',
+      'e',
+      'f',
+      'g',
+    ])
+  })
+
+  it('unwraps wrappers, keeping their line and other spellings as views', () => {
+    expect(texts('/usr/bin/env FOO=1 nice -n 3 /bin/rm -f x > log')).toEqual([
+      'view:/usr/bin/env FOO=1 nice -n 3 /bin/rm -f x > log',
+      'view:env FOO=1 nice -n 3 /bin/rm -f x > log',
+      'view:nice -n 3 /bin/rm -f x > log',
+      '/bin/rm -f x > log',
+      'view:rm -f x > log',
+    ])
+    expect(texts('ls | xargs -0 rm -f')).toEqual(['ls', 'xargs -0 rm -f', 'rm -f', 'view:rm -f …'])
+  })
+
+  it('never throws, whatever the line (property, fixed seed)', () => {
+    const piece = fc.constantFrom(
+      'rm',
+      ' ',
+      'x',
+      "'",
+      '"',
+      '\\',
+      '$',
+      '(',
+      ')',
+      '`',
+      '{',
+      '}',
+      ',',
+      ';',
+      '&',
+      '|',
+      '<',
+      '>',
+      '\n',
+      '#',
+      '~',
+      '*',
+      '[[',
+      ']]',
+      'case',
+      'in',
+      'esac',
+      ';;',
+      '<<E',
+      'E',
+      '$((',
+      '))',
+      '${',
+      "$'",
+      '=',
+      'bash -c',
+      'env -S',
+      'eval',
+      'xargs',
+      'find -exec',
+    )
+    fc.assert(
+      fc.property(fc.array(piece, { maxLength: 40 }), (pieces) => {
+        const checked = commandsToCheck(pieces.join(''))
+        expect(Array.isArray(checked.commands)).toBe(true)
+      }),
+      { seed: 9003, numRuns: 2000 },
+    )
+  })
+
+  it('reads hostile lines in linear time (in a child process with a deadline)', async () => {
+    const run = await runWithDeadline(`
+      import { commandsToCheck } from '@src/tools/shell-commands.ts'
+      const lines = ['{'.repeat(200000), '~'.repeat(200000), '$a'.repeat(100000),
+        '(('.repeat(50000), 'case x in '.repeat(20000), "'".repeat(200001), '"$('.repeat(30000),
+        '<<E\\n'.repeat(40000), '\`'.repeat(100001), 'x() '.repeat(50000), 'a{b,c}'.repeat(30000),
+        'bash -c '.repeat(20000) + 'rm', 'x;'.repeat(100000)]
+      for (const line of lines) commandsToCheck(line)
+      console.log('done')
+    `)
+    expect(run).toMatchObject({ isTimedOut: false, code: 0, stdout: 'done\n' })
+  })
+
+  it('stops reading nesting past its depth and says so', () => {
+    const deep = `${'$('.repeat(40)}rm x${')'.repeat(40)}`
+    expect(commandsToCheck(deep).isTooDeep).toBe(true)
+    expect(
+      decide({ default: 'deny', bash: [{ pattern: '*', action: 'allow' }] }, bash(deep)),
+    ).toMatchObject({
+      action: 'ask',
+      reason: expect.stringContaining('nests substitutions too deeply'),
+    })
   })
 })
 

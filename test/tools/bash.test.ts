@@ -121,6 +121,46 @@ describe('bash', () => {
     expect(await isGoneWithin(grandchild)).toBe(true)
   })
 
+  it('finds a process that left the group with setsid, kills it too, and says so', async () => {
+    const workspace = await tempDir()
+    const { context, updates } = toolContext(workspace)
+    const pid = firstPrintedPid(updates)
+    const result = await runTool(
+      bashTool({ workspace, killGraceMs: 100 }),
+      { command: 'setsid sleep 1000 & echo $!; wait', timeout: 0.5 },
+      context,
+    )
+    const escaped = await pid
+    expect(result.text).toContain(
+      '[timed out after 0.5s: the command and every process it started were killed, including 1 that had left its process group.',
+    )
+    expect(result.meta).toEqual({ omittedChars: 0, isTimedOut: true, escapedProcesses: 1 })
+    expect(await isGoneWithin(escaped)).toBe(true)
+  })
+
+  it('does not claim every process was killed when one escaped and cannot be found', async () => {
+    const workspace = await tempDir()
+    const { context, updates } = toolContext(workspace)
+    const pid = firstPrintedPid(updates)
+    // `env -i` drops the tag the tool finds its processes by; the sleep keeps the output open.
+    const result = await runTool(
+      bashTool({ workspace, killGraceMs: 100 }),
+      { command: 'env -i setsid sleep 1000 & echo $!; wait', timeout: 0.5 },
+      context,
+    )
+    const escaped = await pid
+    try {
+      expect(result.text).toContain(
+        "[timed out after 0.5s: the command's process group was killed, but a process it started left the group (setsid or a daemon) and held its output open; it could not be found and may still be running.",
+      )
+      expect(result.text).not.toContain('every process it started were killed')
+      expect(result.meta).toEqual({ omittedChars: 0, isTimedOut: true, isOutputHeld: true })
+      expect(isRunning(escaped)).toBe(true)
+    } finally {
+      process.kill(escaped, 'SIGKILL')
+    }
+  })
+
   it('kills processes that ignore SIGTERM once the grace period ends', async () => {
     const workspace = await tempDir()
     const { context, controller, updates } = toolContext(workspace)

@@ -103,6 +103,39 @@ describe('edit', () => {
   })
 })
 
+describe('edit: the result of a completed write (issue 9 item 10)', () => {
+  it('a replaceAll over 200 000 lines succeeds, with the diff in meta capped and marked', async () => {
+    const { workspace, path } = await fileWith('x = 1\n'.repeat(200_000))
+    const result = await runTool(editTool({ workspace }), {
+      path: 'f.ts',
+      oldText: 'x = 1',
+      newText: 'x = 2',
+      replaceAll: true,
+    })
+    expect(result.isError).toBe(false)
+    expect(result.text).toBe(
+      'Edited f.ts: replaced 200000 occurrences (lines 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, …).',
+    )
+    expect(await readFile(path, 'utf8')).toBe('x = 2\n'.repeat(200_000))
+    const meta = result.meta as { diff: string; isDiffTruncated: boolean; replacements: number }
+    expect(meta).toMatchObject({ path: 'f.ts', replacements: 200_000, isDiffTruncated: true })
+    expect(meta.diff.length).toBeLessThanOrEqual(50_000)
+    expect(
+      meta.diff.startsWith('--- a/f.ts\n+++ b/f.ts\n@@ -1,200000 +1,200000 @@\n-x = 1\n'),
+    ).toBe(true)
+  })
+
+  it('many separate small changes diff in linear time, numbered correctly', () => {
+    const before = Array.from({ length: 9000 }, (_, index) =>
+      index % 10 === 0 ? 'old' : `line ${index}`,
+    ).join('\n')
+    const after = before.replaceAll('old', 'new')
+    const diff = unifiedDiff('f', `${before}\n`, `${after}\n`)
+    expect(diff.match(/^@@/gm)).toHaveLength(900)
+    expect(diff.split('\n').at(-9)).toBe('@@ -8988,7 +8988,7 @@')
+  })
+})
+
 describe('unifiedDiff', () => {
   it('is empty for equal texts', () => {
     expect(unifiedDiff('f', 'a\n', 'a\n')).toBe('')

@@ -3,7 +3,7 @@ import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { resolveWorkspacePath } from '../../src/tools/builtin/workspace.js'
 import { editTool, globTool, grepTool, lsTool, readTool, writeTool } from '../../src/tools/index.js'
-import { runTool, tempDir } from './context.js'
+import { runTool, tempDir, toolContext } from './context.js'
 
 /** A workspace next to an "outside" directory holding a secret. */
 async function layout() {
@@ -119,5 +119,86 @@ describe('workspace confinement', () => {
       real: join(workspace, 'real', 'deeper', 'new.txt'),
       display: 'real/deeper/new.txt',
     })
+  })
+})
+
+describe('path resolution limits (issue 9 items 7 and 16)', () => {
+  it('refuses a path over the OS limit at once, instead of resolving 40 000 components', async () => {
+    const { workspace } = await layout()
+    const result = await runTool(readTool({ workspace }), { path: 'a/'.repeat(40_000) })
+    expect(result.isError).toBe(true)
+    expect(result.text).toMatch(
+      /^a\/a\/.*…: the path is \d+ bytes long, over the limit of 4095 bytes for a file path\. Use a shorter path\.$/,
+    )
+  })
+
+  it('refuses a name over 255 bytes', async () => {
+    const { workspace } = await layout()
+    const result = await runTool(writeTool({ workspace }), {
+      path: `${'n'.repeat(256)}.txt`,
+      content: 'x',
+    })
+    expect(result.text).toContain(
+      'a file or directory name in the path is 260 bytes long, over the limit of 255 bytes for one name',
+    )
+  })
+
+  it('resolves a deep missing path under the limit, component by component', async () => {
+    const { workspace } = await layout()
+    const deep = 'd/'.repeat(1900)
+    const resolved = await resolveWorkspacePath({ workspace }, `${deep}file.txt`)
+    expect(resolved).toEqual({
+      ok: true,
+      real: join(workspace, deep, 'file.txt'),
+      display: `${deep}file.txt`,
+    })
+  })
+
+  it('stops resolving when the call is canceled', async () => {
+    const { workspace } = await layout()
+    const controller = new AbortController()
+    const pending = resolveWorkspacePath({ workspace }, 'missing/'.repeat(400), controller.signal)
+    controller.abort()
+    expect(await pending).toMatchObject({ ok: false, isCanceled: true })
+    const context = toolContext(workspace)
+    context.controller.abort()
+    const result = await runTool(readTool({ workspace }), { path: 'inside.txt' }, context.context)
+    expect(result.text).toBe('read was canceled before it finished.')
+  })
+
+  it('explains that ~ is not the home directory', async () => {
+    const { workspace } = await layout()
+    for (const path of ['~', '~/notes.txt', '~root/.bashrc']) {
+      const result = await runTool(writeTool({ workspace }), { path, content: 'x' })
+      expect(result.isError, path).toBe(true)
+      expect(result.text, path).toContain(
+        'the tools do not expand "~" (only a shell does), so this would name a directory called "~" inside the workspace, not the home directory',
+      )
+    }
+    const literal = await runTool(writeTool({ workspace }), { path: './~/notes.txt', content: 'x' })
+    expect(literal).toMatchObject({ isError: false, text: 'Created ~/notes.txt (1 bytes).' })
+    const named = await runTool(writeTool({ workspace }), { path: '~notes', content: 'x' })
+    expect(named.text).toBe('Created ~notes (1 bytes).')
+  })
+
+  it('shows paths relative to the workspace when the workspace is reached through a symlink', async () => {
+    const { root, workspace } = await layout()
+    const alias = join(root, 'alias')
+    await symlink(workspace, alias)
+    await mkdir(join(workspace, 'src'))
+    await writeFile(join(workspace, 'src', 'a.ts'), 'needle\n')
+    const grep = await runTool(grepTool({ workspace: alias, ripgrep: false }), {
+      pattern: 'needle',
+    })
+    expect(grep.text).toBe('src/a.ts:1:needle')
+    const glob = await runTool(globTool({ workspace: alias }), { pattern: '**/*.ts' })
+    expect(glob.text).toBe('src/a.ts')
+    const write = await runTool(writeTool({ workspace: alias }), {
+      path: join(alias, 'b.txt'),
+      content: 'x',
+    })
+    expect(write.text).toBe('Created b.txt (1 bytes).')
+    const missing = await runTool(readTool({ workspace: alias }), { path: 'nope/x.txt' })
+    expect(missing.text).toBe('nope/x.txt: it does not exist; check the path with ls or glob.')
   })
 })

@@ -36,8 +36,14 @@ export type SessionsCommand =
   | { readonly action: 'fork'; readonly id: string; readonly atSeq?: number }
   | { readonly action: 'repair'; readonly id: string }
 
+/** `rudder trust [dir]`, `rudder trust --list`, `rudder untrust [dir]`. */
+export type TrustCommand =
+  | { readonly action: 'trust' | 'untrust'; readonly directory: string }
+  | { readonly action: 'list' }
+
 export type CliCommand =
   | { readonly kind: 'help' }
+  | { readonly kind: 'trust'; readonly command: TrustCommand }
   | { readonly kind: 'version' }
   | { readonly kind: 'run'; readonly task: string; readonly options: RunOptions }
   | { readonly kind: 'sessions'; readonly store?: string; readonly command: SessionsCommand }
@@ -61,6 +67,7 @@ const RUN_OPTIONS = {
 export function parseCommandLine(args: readonly string[], cwd: string): CliCommand {
   if (args[0] === 'sessions') return parseSessions(args.slice(1), cwd)
   if (args[0] === 'mcp') return parseMcp(args.slice(1), cwd)
+  if (args[0] === 'trust' || args[0] === 'untrust') return parseTrust(args[0], args.slice(1), cwd)
   const { values, positionals } = parse(args, RUN_OPTIONS, true)
   if (values.version) return { kind: 'version' }
   if (values.help) return { kind: 'help' }
@@ -101,6 +108,27 @@ export function parseCommandLine(args: readonly string[], cwd: string): CliComma
       ...optional('system', values.system),
       ...optional('maxSteps', maxSteps),
     },
+  }
+}
+
+const TRUST_USAGE = 'rudder trust [dir] | rudder trust --list | rudder untrust [dir]'
+
+function parseTrust(verb: 'trust' | 'untrust', args: readonly string[], cwd: string): CliCommand {
+  const { values, positionals } = parse(
+    args,
+    verb === 'trust' ? { list: { type: 'boolean', default: false } } : {},
+    true,
+  )
+  if (positionals.length > 1)
+    throw new UsageError(`rudder ${verb} takes one directory at most; usage: ${TRUST_USAGE}`)
+  if ((values as { list?: boolean }).list === true) {
+    if (positionals.length > 0)
+      throw new UsageError(`rudder trust --list takes no directory; usage: ${TRUST_USAGE}`)
+    return { kind: 'trust', command: { action: 'list' } }
+  }
+  return {
+    kind: 'trust',
+    command: { action: verb, directory: resolve(cwd, positionals[0] ?? '.') },
   }
 }
 

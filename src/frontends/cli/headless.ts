@@ -104,7 +104,13 @@ function reportProblems(runtime: Runtime, io: CliIo): () => void {
 
 /** Notices are for the person (a hook's systemMessage, ignored config): stderr, in both modes. */
 function printNotices(runtime: Runtime, io: CliIo): () => void {
-  const print = (notice: Notice) => io.stderr.write(`rudder: ${notice.source}: ${notice.message}\n`)
+  // rudder's own notices need no source; a hook's or a server's name it.
+  const print = (notice: Notice) =>
+    io.stderr.write(
+      notice.source === 'rudder'
+        ? `rudder: ${notice.message}\n`
+        : `rudder: ${notice.source}: ${notice.message}\n`,
+    )
   for (const notice of runtime.notices.all) print(notice)
   return runtime.notices.subscribe(print)
 }

@@ -9,6 +9,7 @@ import { runTask } from './headless.js'
 import type { CliIo } from './io.js'
 import { listMcpServers } from './mcp.js'
 import { runSessions } from './sessions.js'
+import { runTrust } from './trust.js'
 
 export type { CliIo } from './io.js'
 
@@ -23,6 +24,9 @@ Usage:
   rudder sessions fork <id> [--at seq]
   rudder sessions repair <id>    copy the valid prefix of a damaged session into a new one
   rudder mcp list [--json]       start the MCP servers configured here and list their tools
+  rudder trust [dir]             let dir's .rudder/config.json apply in full (default: here)
+  rudder trust --list            the trusted directories
+  rudder untrust [dir]           a project's config may only tighten approvals again
   rudder --version | --help
 
 Options:
@@ -39,8 +43,9 @@ Options:
   --max-steps N                  steps per turn before the turn ends (default 100)
 
 Keys come from DEEPSEEK_API_KEY, OPENAI_API_KEY, ANTHROPIC_API_KEY or the config files
-~/.rudder/config.json and .rudder/config.json. Exit codes: 0 completed, 1 not completed,
-2 usage or configuration error, 130 interrupted.
+~/.rudder/config.json and .rudder/config.json (a project's file may only tighten approvals
+until you trust its directory). Exit codes: 0 completed, 1 not completed, 2 usage or
+configuration error, 130 interrupted.
 `
 
 /** Runs the CLI with `args` (without the node and script paths). */
@@ -60,6 +65,8 @@ export async function main(args: readonly string[], io: CliIo): Promise<number> 
         return await runSessions(command.command, command.store, io)
       case 'mcp':
         return await listMcpServers(command, io)
+      case 'trust':
+        return runTrust(command.command, io)
     }
   } catch (error) {
     return reportFailure(error, io)

@@ -14,6 +14,7 @@ export async function runSessions(
   io: CliIo,
 ): Promise<number> {
   const config = loadConfig({ cwd: io.cwd, env: io.env, home: io.home })
+  for (const notice of config.notices) io.stderr.write(`rudder: ${notice.message}\n`)
   const store = await openStore(storeUrl ?? config.config.store, {
     env: { HOME: io.home, ...io.env },
   })

@@ -3,9 +3,10 @@
  * timeout, bounded output (head and tail kept) and the exit code in the result.
  */
 import { z } from 'zod'
+import type { JsonValue } from '../../core/index.js'
 import { defineTool } from '../define-tool.js'
 import type { Tool } from '../tool.js'
-import { runInProcessGroup } from './process-group.js'
+import { runInProcessGroup, type StopReport } from './process-group.js'
 import { type BuiltinResult, canceledResult, errorResult } from './results.js'
 import { HeadTailBuffer } from './text-limits.js'
 import type { WorkspaceOptions } from './workspace.js'
@@ -47,7 +48,7 @@ export function bashTool(
   })
   return defineTool({
     name: 'bash',
-    description: `Run a shell command with bash -c in the workspace directory and get its output (stdout and stderr together) and exit code. Stdin is empty. Default timeout ${defaultTimeoutMs / 1000}s; on timeout every process the command started is killed. Long output keeps its beginning and end. To leave a program running in the background, redirect its output (cmd > file 2>&1 &), or the call waits for it.`,
+    description: `Run a shell command with bash -c in the workspace directory and get its output (stdout and stderr together) and exit code. Stdin is empty. Default timeout ${defaultTimeoutMs / 1000}s; on timeout the command and the processes it started are killed. Long output keeps its beginning and end. To leave a program running in the background, redirect its output (cmd > file 2>&1 &), or the call waits for it.`,
     parameters,
     concurrency: 'exclusive',
     async execute(args, context): Promise<BuiltinResult> {
@@ -81,14 +82,15 @@ export function bashTool(
             `The command could not be started: ${outcome.message}. The shell or workspace directory may be missing.`,
           )
         case 'canceled':
-          return errorResult(
-            `${body}\n\n[canceled: the command and every process it started were stopped]`,
-            { ...meta, isCanceled: true },
-          )
+          return errorResult(`${body}\n\n[canceled: ${stopped(outcome, 'stopped')}]`, {
+            ...meta,
+            isCanceled: true,
+            ...stopMeta(outcome),
+          })
         case 'timed-out':
           return errorResult(
-            `${body}\n\n[timed out after ${timeoutMs / 1000}s: the command and every process it started were killed. If it needs longer, pass a larger timeout (at most ${maxTimeoutMs / 1000}s), or run it in the background with its output redirected to a file.]`,
-            { ...meta, isTimedOut: true },
+            `${body}\n\n[timed out after ${timeoutMs / 1000}s: ${stopped(outcome, 'killed')}. If it needs longer, pass a larger timeout (at most ${maxTimeoutMs / 1000}s), or run it in the background with its output redirected to a file.]`,
+            { ...meta, isTimedOut: true, ...stopMeta(outcome) },
           )
         case 'exited': {
           const status =
@@ -106,6 +108,30 @@ export function bashTool(
       }
     },
   })
+}
+
+/**
+ * What stopping the command achieved, as the model should hear it: never "everything was
+ * killed" when a process that left the group may still run.
+ */
+function stopped(report: StopReport, verb: 'killed' | 'stopped'): string {
+  if (report.survivors.length > 0) {
+    const pids = report.survivors.join(', ')
+    return `the command's process group was ${verb}, but processes it started are still running (pid ${pids}); they left its process group (setsid or a daemon). Stop them with kill if they should not run`
+  }
+  if (report.isOutputHeld)
+    return `the command's process group was ${verb}, but a process it started left the group (setsid or a daemon) and held its output open; it could not be found and may still be running`
+  if (report.escaped > 0)
+    return `the command and every process it started were ${verb}, including ${report.escaped === 1 ? '1 that had' : `${report.escaped} that had`} left its process group`
+  return `the command and every process it started were ${verb}`
+}
+
+function stopMeta(report: StopReport): Record<string, JsonValue> {
+  return {
+    ...(report.escaped > 0 ? { escapedProcesses: report.escaped } : {}),
+    ...(report.survivors.length > 0 ? { survivingPids: [...report.survivors] } : {}),
+    ...(report.isOutputHeld ? { isOutputHeld: true } : {}),
+  }
 }
 
 function environment(overrides: BashToolOptions['env']): NodeJS.ProcessEnv {

@@ -14,10 +14,34 @@ const MAX_EDIT_DISTANCE = 2000
  * newline is not marked.
  */
 export function unifiedDiff(path: string, before: string, after: string, context = 3): string {
-  if (before === after) return ''
+  return cappedDiff(path, before, after, { context }).diff
+}
+
+/** A diff cut to a size, and whether it was cut. */
+export type CappedDiff = { readonly diff: string; readonly isTruncated: boolean }
+
+/**
+ * `unifiedDiff` cut after `maxChars` characters (whole lines; default unlimited): a diff kept in
+ * an event's `meta` must stay small whatever the edit. Never builds argument lists from the
+ * texts (a spread of 200 000 lines overflows the stack).
+ */
+export function cappedDiff(
+  path: string,
+  before: string,
+  after: string,
+  options: { readonly context?: number; readonly maxChars?: number } = {},
+): CappedDiff {
+  if (before === after) return { diff: '', isTruncated: false }
+  const maxChars = options.maxChars ?? Number.POSITIVE_INFINITY
+  const lines = [`--- a/${path}`, `+++ b/${path}`]
+  let chars = lines[0]!.length + lines[1]!.length + 1
   const operations = diffLines(splitLines(before), splitLines(after))
-  const hunks = hunksOf(operations, context)
-  return [`--- a/${path}`, `+++ b/${path}`, ...hunks].join('\n')
+  for (const line of hunkLines(operations, options.context ?? 3)) {
+    chars += line.length + 1
+    if (chars > maxChars) return { diff: lines.join('\n'), isTruncated: true }
+    lines.push(line)
+  }
+  return { diff: lines.join('\n'), isTruncated: false }
 }
 
 function splitLines(text: string): string[] {
@@ -38,15 +62,17 @@ function diffLines(a: readonly string[], b: readonly string[]): Operation[] {
     suffix++
   const middleA = a.slice(prefix, a.length - suffix)
   const middleB = b.slice(prefix, b.length - suffix)
-  const middle = myers(middleA, middleB) ?? [
-    ...middleA.map((line) => ({ kind: '-' as const, line })),
-    ...middleB.map((line) => ({ kind: '+' as const, line })),
-  ]
-  return [
-    ...a.slice(0, prefix).map((line) => ({ kind: ' ' as const, line })),
-    ...middle,
-    ...a.slice(a.length - suffix).map((line) => ({ kind: ' ' as const, line })),
-  ]
+  const operations: Operation[] = []
+  for (let index = 0; index < prefix; index++) operations.push({ kind: ' ', line: a[index]! })
+  const middle = myers(middleA, middleB)
+  if (middle !== undefined) for (const operation of middle) operations.push(operation)
+  else {
+    for (const line of middleA) operations.push({ kind: '-', line })
+    for (const line of middleB) operations.push({ kind: '+', line })
+  }
+  for (let index = a.length - suffix; index < a.length; index++)
+    operations.push({ kind: ' ', line: a[index]! })
+  return operations
 }
 
 /** The shortest edit script, or undefined when it is longer than `MAX_EDIT_DISTANCE`. */
@@ -111,13 +137,16 @@ function backtrack(
   return reversed.reverse()
 }
 
-function hunksOf(operations: readonly Operation[], context: number): string[] {
+/** The hunks of a diff, line by line, with line numbers counted once across all hunks. */
+function* hunkLines(operations: readonly Operation[], context: number): Generator<string> {
   const changed: number[] = []
   operations.forEach((operation, index) => {
     if (operation.kind !== ' ') changed.push(index)
   })
-  const out: string[] = []
   let cursor = 0
+  let counted = 0
+  let oldLine = 1
+  let newLine = 1
   while (cursor < changed.length) {
     const start = Math.max(0, changed[cursor]! - context)
     let end = changed[cursor]!
@@ -128,21 +157,22 @@ function hunksOf(operations: readonly Operation[], context: number): string[] {
     }
     end = Math.min(operations.length - 1, end + context)
     cursor++
-    let oldStart = 1
-    let newStart = 1
-    for (let index = 0; index < start; index++) {
-      if (operations[index]!.kind !== '+') oldStart++
-      if (operations[index]!.kind !== '-') newStart++
+    for (; counted < start; counted++) {
+      if (operations[counted]!.kind !== '+') oldLine++
+      if (operations[counted]!.kind !== '-') newLine++
     }
-    const body = operations.slice(start, end + 1)
-    const oldCount = body.filter((operation) => operation.kind !== '+').length
-    const newCount = body.filter((operation) => operation.kind !== '-').length
-    out.push(
-      `@@ -${range(oldStart, oldCount)} +${range(newStart, newCount)} @@`,
-      ...body.map((operation) => operation.kind + operation.line),
-    )
+    let oldCount = 0
+    let newCount = 0
+    for (let index = start; index <= end; index++) {
+      if (operations[index]!.kind !== '+') oldCount++
+      if (operations[index]!.kind !== '-') newCount++
+    }
+    yield `@@ -${range(oldLine, oldCount)} +${range(newLine, newCount)} @@`
+    for (let index = start; index <= end; index++) {
+      const operation = operations[index]!
+      yield operation.kind + operation.line
+    }
   }
-  return out
 }
 
 /** `start,count` as `diff -u` writes it: an empty range names the line before it. */

@@ -2,12 +2,14 @@
  * `edit`: replaces an exact piece of text in a file. Refuses, with advice, text that is not
  * there or is there more than once; the result's `meta.diff` is a unified diff of the change.
  */
-import { readFile, stat, writeFile } from 'node:fs/promises'
 import { z } from 'zod'
+import { type JsonValue, messageOf } from '../../core/index.js'
 import { defineTool } from '../define-tool.js'
+import { type ProtectedPaths, protectedPaths } from '../protected-paths.js'
 import type { Tool } from '../tool.js'
-import { unifiedDiff } from './diff.js'
-import { looksBinary, readHead } from './file-kind.js'
+import { cappedDiff } from './diff.js'
+import { looksBinary, SNIFF_BYTES } from './file-kind.js'
+import { refuseIndirectProtected } from './protected-guard.js'
 import {
   type BuiltinResult,
   canceledResult,
@@ -15,9 +17,23 @@ import {
   fileErrorResult,
   textResult,
 } from './results.js'
+import {
+  readFileSafely,
+  refuseHardLinks,
+  type SafeFileOptions,
+  writeFileAtomically,
+} from './safe-file.js'
 import { resolveWorkspacePath, type WorkspaceOptions } from './workspace.js'
 
-export type EditToolOptions = WorkspaceOptions
+export type EditToolOptions = WorkspaceOptions &
+  SafeFileOptions & {
+    /**
+     * rudder's, git's and agents' configuration files. The approval layer asks before a call
+     * names one; this tool refuses to reach one under another name. Default: those of the
+     * workspace.
+     */
+    readonly protectedPaths?: ProtectedPaths
+  }
 
 const parameters = z.object({
   path: z.string().min(1).describe('File path, relative to the workspace or absolute.'),
@@ -35,6 +51,7 @@ const parameters = z.object({
 
 /** Creates the `edit` tool. Exclusive: two edits of one file in a batch must not interleave. */
 export function editTool(options: EditToolOptions): Tool<z.output<typeof parameters>> {
+  const guard = options.protectedPaths ?? protectedPaths({ workspace: options.workspace })
   return defineTool({
     name: 'edit',
     description:
@@ -43,9 +60,12 @@ export function editTool(options: EditToolOptions): Tool<z.output<typeof paramet
     concurrency: 'exclusive',
     async execute(args, context): Promise<BuiltinResult> {
       if (context.signal.aborted) return canceledResult('edit')
-      const resolved = await resolveWorkspacePath(options, args.path)
-      if (!resolved.ok) return errorResult(resolved.message)
+      const resolved = await resolveWorkspacePath(options, args.path, context.signal)
+      if (!resolved.ok)
+        return resolved.isCanceled ? canceledResult('edit') : errorResult(resolved.message)
       const { real, display } = resolved
+      const indirect = refuseIndirectProtected(guard, options.workspace, args.path, real, display)
+      if (indirect !== undefined) return errorResult(indirect)
       if (args.oldText === '') {
         return errorResult(
           'oldText is empty. To create or replace a whole file use write; to insert text, put an existing neighbouring line in oldText and repeat it in newText next to the new text.',
@@ -55,14 +75,19 @@ export function editTool(options: EditToolOptions): Tool<z.output<typeof paramet
         return errorResult('oldText and newText are the same, so nothing would change.')
       }
       try {
-        const stats = await stat(real)
-        if (stats.isDirectory())
-          return errorResult(`${display} is a directory; edit changes files.`)
-        if (!stats.isFile())
-          return errorResult(`${display} is not a regular file; edit changes files.`)
-        if (looksBinary(await readHead(real)))
+        const read = await readFileSafely(real, display, context.signal)
+        if (!read.ok) {
+          if (read.kind === 'directory')
+            return errorResult(`${display} is a directory; edit changes files.`)
+          if (read.kind === 'not-a-file')
+            return errorResult(`${display} is not a regular file; edit changes files.`)
+          return errorResult(read.message)
+        }
+        const refusal = refuseHardLinks(read.stats, display, options)
+        if (refusal !== undefined) return errorResult(refusal.message)
+        if (looksBinary(read.bytes.subarray(0, SNIFF_BYTES)))
           return errorResult(`${display} is a binary file; edit only changes text files.`)
-        const before = await readFile(real, { encoding: 'utf8', signal: context.signal })
+        const before = read.bytes.toString('utf8')
         const { oldText, newText } = matchLineEndings(before, args.oldText, args.newText)
         const positions = occurrences(before, oldText)
         if (positions.length === 0) return notFound(display, before, oldText)
@@ -72,19 +97,51 @@ export function editTool(options: EditToolOptions): Tool<z.output<typeof paramet
           )
         }
         const after = replaceAt(before, positions, oldText, newText)
-        await writeFile(real, after, { encoding: 'utf8', signal: context.signal })
-        const count = positions.length
-        const lines = lineList(before, positions)
-        return textResult(
-          `Edited ${display}: replaced ${count === 1 ? '1 occurrence' : `${count} occurrences`} (line${count === 1 ? '' : 's'} ${lines}).`,
-          { path: display, replacements: count, diff: unifiedDiff(display, before, after) },
-        )
+        const written = await writeFileAtomically(real, display, after, {
+          signal: context.signal,
+          expected: read.stats,
+          ...(options.allowHardLinks === undefined
+            ? {}
+            : { allowHardLinks: options.allowHardLinks }),
+        })
+        if (!written.ok) return errorResult(written.message)
+        return editedResult(display, before, after, positions)
       } catch (error) {
         if (context.signal.aborted) return canceledResult('edit')
         return fileErrorResult(display, error)
       }
     },
   })
+}
+
+/** The most diff kept in `meta` (it is logged with the result). */
+const MAX_DIFF_CHARS = 50_000
+
+/**
+ * The result of an edit that was written. Nothing here may throw: a failure after the write
+ * would tell the model the edit failed, and it might apply it twice. The diff is capped
+ * (`meta.isDiffTruncated`), and a diff that cannot be built is left out (`meta.diffError`).
+ */
+function editedResult(
+  display: string,
+  before: string,
+  after: string,
+  positions: readonly number[],
+): BuiltinResult {
+  const count = positions.length
+  let where = ''
+  let diff: Record<string, JsonValue>
+  try {
+    where = ` (line${count === 1 ? '' : 's'} ${lineList(before, positions)})`
+    const capped = cappedDiff(display, before, after, { maxChars: MAX_DIFF_CHARS })
+    diff = capped.isTruncated ? { diff: capped.diff, isDiffTruncated: true } : { diff: capped.diff }
+  } catch (error) {
+    diff = { diffError: messageOf(error) }
+  }
+  return textResult(
+    `Edited ${display}: replaced ${count === 1 ? '1 occurrence' : `${count} occurrences`}${where}.`,
+    { path: display, replacements: count, ...diff },
+  )
 }
 
 /**

@@ -1,7 +1,7 @@
 /**
  * Telling text from binary and recognizing images, from the first bytes of a file.
  */
-import { open } from 'node:fs/promises'
+import { type FileHandle, open } from 'node:fs/promises'
 
 /** How many leading bytes the checks look at. */
 export const SNIFF_BYTES = 8192
@@ -10,12 +10,17 @@ export const SNIFF_BYTES = 8192
 export async function readHead(path: string): Promise<Buffer> {
   const handle = await open(path, 'r')
   try {
-    const buffer = Buffer.alloc(SNIFF_BYTES)
-    const { bytesRead } = await handle.read(buffer, 0, SNIFF_BYTES, 0)
-    return buffer.subarray(0, bytesRead)
+    return await readHeadOf(handle)
   } finally {
     await handle.close()
   }
+}
+
+/** Reads up to `SNIFF_BYTES` from the start of an open file (its position is not used). */
+export async function readHeadOf(handle: FileHandle): Promise<Buffer> {
+  const buffer = Buffer.alloc(SNIFF_BYTES)
+  const { bytesRead } = await handle.read(buffer, 0, SNIFF_BYTES, 0)
+  return buffer.subarray(0, bytesRead)
 }
 
 /** The media type of an image format providers accept, from its magic bytes. */

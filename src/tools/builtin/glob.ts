@@ -68,8 +68,8 @@ export function globTool(options: GlobToolOptions): Tool<{
           `pattern ${args.pattern} must be relative and must not contain "..": pass the directory to search as path, and a pattern relative to it.`,
         )
       }
-      const base = await resolveWorkspacePath(options, args.path ?? '.')
-      if (!base.ok) return errorResult(base.message)
+      const base = await resolveWorkspacePath(options, args.path ?? '.', context.signal)
+      if (!base.ok) return base.isCanceled ? canceledResult('glob') : errorResult(base.message)
       try {
         if (!(await stat(base.real)).isDirectory())
           return errorResult(`${base.display} is not a directory; give a directory as path.`)
@@ -78,14 +78,14 @@ export function globTool(options: GlobToolOptions): Tool<{
       }
       const prefix = staticPrefix(pattern)
       // Walk from the fixed leading directories of the pattern, confined like any other path.
-      const start = await resolveWorkspacePath(options, join(base.real, prefix))
-      if (!start.ok) return errorResult(start.message)
+      const start = await resolveWorkspacePath(options, join(base.real, prefix), context.signal)
+      if (!start.ok) return start.isCanceled ? canceledResult('glob') : errorResult(start.message)
       const isStartDirectory = await stat(start.real).then(
         (stats) => stats.isDirectory(),
         () => false,
       )
-      const regex = compileGlob(pattern)
-      const [workspaceRoot] = await realRoots(options)
+      const matcher = compileGlob(pattern)
+      const [workspaceRoot] = await realRoots(options, context.signal)
       const found: string[] = []
       if (isStartDirectory) {
         for await (const entry of walk({
@@ -95,7 +95,7 @@ export function globTool(options: GlobToolOptions): Tool<{
         })) {
           if (entry.kind === 'directory') continue
           const relative = prefix === '' ? entry.relative : `${prefix}/${entry.relative}`
-          if (regex.test(relative)) found.push(displayPath(options, entry.path))
+          if (matcher.test(relative)) found.push(displayPath(workspaceRoot!, entry.path))
         }
       }
       if (context.signal.aborted) return canceledResult('glob')

@@ -5,11 +5,12 @@
  */
 import { spawn } from 'node:child_process'
 import { constants } from 'node:fs'
-import { access, readFile, stat } from 'node:fs/promises'
+import { access, type FileHandle, open } from 'node:fs/promises'
 import { basename, delimiter, dirname, join, resolve } from 'node:path'
 import { createInterface } from 'node:readline'
-import { looksBinary, readHead } from './file-kind.js'
+import { looksBinary, readHeadOf } from './file-kind.js'
 import { compileGlob } from './glob-pattern.js'
+import { type LineMatch, startRegexWorker, type WorkerMatchOutcome } from './regex-worker.js'
 import { walk } from './walk.js'
 
 /** One matching line; `path` is absolute. */
@@ -30,12 +31,14 @@ export type GrepQuery = {
   readonly ignoreRoot: string
   /** JS engine only: larger files are skipped. */
   readonly maxFileBytes: number
+  /** JS engine only: how long a regular expression may run in all, in milliseconds. */
+  readonly timeoutMs: number
   readonly signal: AbortSignal
 }
 
 export type GrepOutcome =
   | { readonly ok: true; readonly matches: readonly GrepMatch[]; readonly isTruncated: boolean }
-  | { readonly ok: false; readonly message: string }
+  | { readonly ok: false; readonly message: string; readonly isTooSlow?: boolean }
 
 /** Looks for an executable on PATH; undefined when there is none. */
 export async function findOnPath(
@@ -144,17 +147,39 @@ function decodeText(value: RipgrepText): string {
   return value.text ?? Buffer.from(value.bytes ?? '', 'base64').toString('utf8')
 }
 
-/** Searches in JavaScript. Returns an error outcome for an invalid regular expression. */
+/**
+ * Searches in JavaScript. Returns an error outcome for an invalid regular expression, and for
+ * one that runs past `timeoutMs` (it is matched in a worker that the deadline or the signal
+ * terminates; plain text is matched here, as it cannot backtrack).
+ */
 export async function searchWithJavaScript(query: GrepQuery): Promise<GrepOutcome> {
   let regex: RegExp
+  const source = query.literal
+    ? query.pattern.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')
+    : query.pattern
+  const flags = query.ignoreCase ? 'i' : ''
   try {
-    const source = query.literal
-      ? query.pattern.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')
-      : query.pattern
-    regex = new RegExp(source, query.ignoreCase ? 'i' : '')
+    regex = new RegExp(source, flags)
   } catch (error) {
     return { ok: false, message: `invalid regular expression: ${(error as Error).message}` }
   }
+  const worker = query.literal
+    ? undefined
+    : startRegexWorker({ source, flags, deadlineMs: query.timeoutMs, signal: query.signal })
+  try {
+    return await searchFiles(query, async (text, limit) =>
+      worker === undefined
+        ? { ok: true, matches: matchLines(regex, text, limit) }
+        : worker.match(text, limit),
+    )
+  } finally {
+    await worker?.close()
+  }
+}
+
+type LineMatcher = (text: string, limit: number) => Promise<WorkerMatchOutcome>
+
+async function searchFiles(query: GrepQuery, matchText: LineMatcher): Promise<GrepOutcome> {
   const filter = fileFilter(query.glob)
   const matches: GrepMatch[] = []
   const files: AsyncIterable<{ path: string; relative: string }> = query.isDirectory
@@ -165,16 +190,34 @@ export async function searchWithJavaScript(query: GrepQuery): Promise<GrepOutcom
     if (query.isDirectory && !filter(file.relative)) continue
     const text = await readSearchable(file.path, query.maxFileBytes)
     if (text === undefined) continue
-    const lines = text.split(/\r?\n/)
-    for (let index = 0; index < lines.length; index++) {
-      const line = lines[index]!
-      if (index === lines.length - 1 && line === '') break
-      if (!regex.test(line)) continue
+    // One more than the limit is looked for, to know whether there are more.
+    const found = await matchText(text, query.limit - matches.length + 1)
+    if (!found.ok) {
+      if (found.reason === 'canceled') break
+      if (found.reason === 'failed') return { ok: false, message: found.message }
+      return {
+        ok: false,
+        isTooSlow: true,
+        message: `${found.message}: the regular expression is too slow on these files (nested repetition such as (a+)+ makes JavaScript's regex engine backtrack)`,
+      }
+    }
+    for (const match of found.matches) {
       if (matches.length === query.limit) return { ok: true, matches, isTruncated: true }
-      matches.push({ path: file.path, line: index + 1, text: line })
+      matches.push({ path: file.path, line: match.line, text: match.text })
     }
   }
   return { ok: true, matches, isTruncated: false }
+}
+
+function matchLines(regex: RegExp, text: string, limit: number): LineMatch[] {
+  const lines = text.split(/\r?\n/)
+  const found: LineMatch[] = []
+  for (let index = 0; index < lines.length && found.length < limit; index++) {
+    const line = lines[index]!
+    if (index === lines.length - 1 && line === '') break
+    if (regex.test(line)) found.push({ line: index + 1, text: line })
+  }
+  return found
 }
 
 async function* single(path: string): AsyncGenerator<{ path: string; relative: string }> {
@@ -194,22 +237,28 @@ function fileFilter(glob: string | undefined): (relative: string) => boolean {
   if (glob === undefined) return () => true
   const isExcluding = glob.startsWith('!')
   const pattern = isExcluding ? glob.slice(1) : glob
-  const regex = compileGlob(pattern.replace(/^\//, ''))
+  const matcher = compileGlob(pattern.replace(/^\//, ''))
   const byName = !pattern.includes('/')
   return (relative) => {
     const subject = byName ? (relative.split('/').pop() ?? relative) : relative
-    return regex.test(subject) !== isExcluding
+    return matcher.test(subject) !== isExcluding
   }
 }
 
 /** The file's text, or undefined when it is too large, binary or unreadable. */
 async function readSearchable(path: string, maxBytes: number): Promise<string | undefined> {
+  let handle: FileHandle | undefined
   try {
-    if ((await stat(path)).size > maxBytes) return undefined
-    if (looksBinary(await readHead(path))) return undefined
-    return await readFile(path, 'utf8')
+    // Not through a symlink swapped in after the walk saw a file, and never blocking on a FIFO.
+    handle = await open(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK)
+    const stats = await handle.stat()
+    if (!stats.isFile() || stats.size > maxBytes) return undefined
+    if (looksBinary(await readHeadOf(handle))) return undefined
+    return await handle.readFile('utf8')
   } catch {
     // A file that vanished or cannot be read has nothing to match; ripgrep skips these too.
     return undefined
+  } finally {
+    await handle?.close()
   }
 }

@@ -44,6 +44,12 @@ export type GrepToolOptions = WorkspaceOptions & {
   readonly maxLineChars?: number
   /** The JavaScript search skips larger files. Default 10 MB. */
   readonly maxFileBytes?: number
+  /**
+   * How long the JavaScript search may spend matching one call's regular expression before it
+   * is stopped with an error (a catastrophic pattern would otherwise run for minutes). Default
+   * 30 000 ms.
+   */
+  readonly regexTimeoutMs?: number
 }
 
 /** Creates the `grep` tool. The result's `meta.engine` says which engine ran. */
@@ -99,8 +105,9 @@ export function grepTool(options: GrepToolOptions): Tool<{
     parameters,
     async execute(args, context): Promise<BuiltinResult> {
       if (context.signal.aborted) return canceledResult('grep')
-      const resolved = await resolveWorkspacePath(options, args.path ?? '.')
-      if (!resolved.ok) return errorResult(resolved.message)
+      const resolved = await resolveWorkspacePath(options, args.path ?? '.', context.signal)
+      if (!resolved.ok)
+        return resolved.isCanceled ? canceledResult('grep') : errorResult(resolved.message)
       const { real, display } = resolved
       let isDirectory: boolean
       try {
@@ -111,7 +118,7 @@ export function grepTool(options: GrepToolOptions): Tool<{
       } catch (error) {
         return fileErrorResult(display, error)
       }
-      const [workspaceRoot] = await realRoots(options)
+      const [workspaceRoot] = await realRoots(options, context.signal)
       const limit = args.limit ?? defaultLimit
       const query: GrepQuery = {
         pattern: args.pattern,
@@ -123,6 +130,7 @@ export function grepTool(options: GrepToolOptions): Tool<{
         limit,
         ignoreRoot: workspaceRoot!,
         maxFileBytes: options.maxFileBytes ?? 10 * 1024 * 1024,
+        timeoutMs: options.regexTimeoutMs ?? 30_000,
         signal: context.signal,
       }
       const binary = await findRipgrep()
@@ -133,13 +141,13 @@ export function grepTool(options: GrepToolOptions): Tool<{
           : await searchWithRipgrep(binary, query)
       if (context.signal.aborted) return canceledResult('grep')
       if (!outcome.ok) {
-        return errorResult(
-          `${outcome.message}\nFix the pattern (escape special characters such as ( [ { . * + ? with a backslash) or set literal to true to search for plain text.`,
-          { engine },
-        )
+        const advice = outcome.isTooSlow
+          ? 'Simplify the pattern (no nested repetition), narrow the search with path or glob, or set literal to true to search for plain text.'
+          : 'Fix the pattern (escape special characters such as ( [ { . * + ? with a backslash) or set literal to true to search for plain text.'
+        return errorResult(`${outcome.message}\n${advice}`, { engine })
       }
       const matches = outcome.matches
-        .map((match) => ({ ...match, path: displayPath(options, match.path) }))
+        .map((match) => ({ ...match, path: displayPath(workspaceRoot!, match.path) }))
         .sort((a, b) => comparePaths(a.path, b.path) || a.line - b.line)
       const meta = { engine, matches: matches.length, isTruncated: outcome.isTruncated }
       if (matches.length === 0)

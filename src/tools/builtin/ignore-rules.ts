@@ -6,10 +6,10 @@
  */
 import { readFile } from 'node:fs/promises'
 import { join, relative, sep } from 'node:path'
-import { compileGlob } from './glob-pattern.js'
+import { compileGlob, type GlobMatcher } from './glob-pattern.js'
 
 type IgnoreRule = {
-  readonly regex: RegExp
+  readonly matcher: GlobMatcher
   readonly isNegated: boolean
   readonly isDirOnly: boolean
 }
@@ -32,7 +32,7 @@ export function parseIgnoreFile(base: string, text: string): IgnoreFile {
     const isAnchored = line.includes('/')
     if (line.startsWith('/')) line = line.slice(1)
     const pattern = isAnchored ? line : `**/${line}`
-    rules.push({ regex: compileGlob(pattern), isNegated, isDirOnly })
+    rules.push({ matcher: compileGlob(pattern), isNegated, isDirOnly })
   }
   return { base, rules }
 }
@@ -59,7 +59,7 @@ export function isIgnored(
     if (inside === '' || inside.startsWith('..')) continue
     for (const rule of file.rules) {
       if (rule.isDirOnly && !isDirectory) continue
-      if (rule.regex.test(inside)) ignored = !rule.isNegated
+      if (rule.matcher.test(inside)) ignored = !rule.isNegated
     }
   }
   return ignored

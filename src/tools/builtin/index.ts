@@ -1,6 +1,7 @@
 /**
  * The built-in coding tools (docs/spec.md §7) and `builtinTools`, which makes all seven at once.
  */
+import type { ProtectedPaths } from '../protected-paths.js'
 import type { Tool } from '../tool.js'
 import { type BashToolOptions, bashTool } from './bash.js'
 import { editTool } from './edit.js'
@@ -22,6 +23,10 @@ export { type WriteToolOptions, writeTool } from './write.js'
 
 /** Options of `builtinTools`: the shared workspace settings plus per-tool ones. */
 export type BuiltinToolsOptions = WorkspaceOptions & {
+  /** `write` and `edit` replace files that have more than one hard link. Default false. */
+  readonly allowHardLinks?: boolean
+  /** Configuration files `write` and `edit` only change when named directly (default: the workspace's). */
+  readonly protectedPaths?: ProtectedPaths
   readonly read?: Omit<ReadToolOptions, keyof WorkspaceOptions>
   readonly bash?: Omit<BashToolOptions, 'workspace'>
   readonly grep?: Omit<GrepToolOptions, keyof WorkspaceOptions>
@@ -34,11 +39,16 @@ export type BuiltinToolsOptions = WorkspaceOptions & {
  * order, all confined to the same workspace (except `bash`, which runs in it).
  */
 export function builtinTools(options: BuiltinToolsOptions): Tool[] {
-  const { read, bash, grep, glob, ls, ...workspace } = options
+  const { read, bash, grep, glob, ls, allowHardLinks, protectedPaths, ...workspace } = options
+  const writing = {
+    ...workspace,
+    ...(allowHardLinks === undefined ? {} : { allowHardLinks }),
+    ...(protectedPaths === undefined ? {} : { protectedPaths }),
+  }
   return [
     readTool({ ...read, ...workspace }),
-    writeTool(workspace),
-    editTool(workspace),
+    writeTool(writing),
+    editTool(writing),
     bashTool({ ...bash, workspace: workspace.workspace }),
     grepTool({ ...grep, ...workspace }),
     globTool({ ...glob, ...workspace }),

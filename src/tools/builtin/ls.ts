@@ -39,8 +39,9 @@ export function lsTool(options: LsToolOptions): Tool<z.output<typeof parameters>
     parameters,
     async execute(args, context): Promise<BuiltinResult> {
       if (context.signal.aborted) return canceledResult('ls')
-      const resolved = await resolveWorkspacePath(options, args.path ?? '.')
-      if (!resolved.ok) return errorResult(resolved.message)
+      const resolved = await resolveWorkspacePath(options, args.path ?? '.', context.signal)
+      if (!resolved.ok)
+        return resolved.isCanceled ? canceledResult('ls') : errorResult(resolved.message)
       const { real, display } = resolved
       let entries: Dirent[]
       try {

@@ -2,13 +2,12 @@
  * `read`: a text file with line numbers, a line range at a time; images as image blocks;
  * other binary files refused with a message.
  */
-import { createReadStream } from 'node:fs'
-import { readFile, stat } from 'node:fs/promises'
+import type { FileHandle } from 'node:fs/promises'
 import { createInterface } from 'node:readline'
 import { z } from 'zod'
 import { defineTool } from '../define-tool.js'
 import type { Tool } from '../tool.js'
-import { imageMediaType, looksBinary, readHead } from './file-kind.js'
+import { imageMediaType, looksBinary, readHeadOf } from './file-kind.js'
 import {
   type BuiltinResult,
   canceledResult,
@@ -16,6 +15,7 @@ import {
   fileErrorResult,
   textResult,
 } from './results.js'
+import { openFileSafely } from './safe-file.js'
 import { truncateLine } from './text-limits.js'
 import { resolveWorkspacePath, type WorkspaceOptions } from './workspace.js'
 
@@ -54,26 +54,34 @@ export function readTool(options: ReadToolOptions): Tool<z.output<typeof paramet
     parameters,
     async execute(args, context): Promise<BuiltinResult> {
       if (context.signal.aborted) return canceledResult('read')
-      const resolved = await resolveWorkspacePath(options, args.path)
-      if (!resolved.ok) return errorResult(resolved.message)
+      const resolved = await resolveWorkspacePath(options, args.path, context.signal)
+      if (!resolved.ok)
+        return resolved.isCanceled ? canceledResult('read') : errorResult(resolved.message)
       const { real, display } = resolved
+      let handle: FileHandle | undefined
       try {
-        const stats = await stat(real)
-        if (stats.isDirectory()) return errorResult(`${display} is a directory; use ls to list it.`)
-        // A FIFO or device would block the read (or never end); only regular files are read.
-        if (!stats.isFile())
-          return errorResult(
-            `${display} is not a regular file (a device, socket or pipe); read only reads files.`,
-          )
-        const head = await readHead(real)
+        const opened = await openFileSafely(real, display)
+        if (!opened.ok) {
+          if (opened.kind === 'directory')
+            return errorResult(`${display} is a directory; use ls to list it.`)
+          // A FIFO or device would block the read (or never end); only regular files are read.
+          if (opened.kind === 'not-a-file')
+            return errorResult(
+              `${display} is not a regular file (a device, socket or pipe); read only reads files.`,
+            )
+          return errorResult(opened.message)
+        }
+        handle = opened.handle
+        const size = opened.stats.size
+        const head = await readHeadOf(handle)
         const mediaType = imageMediaType(head)
-        if (mediaType !== undefined) return readImage(options, display, real, mediaType, stats.size)
+        if (mediaType !== undefined) return readImage(options, display, handle, mediaType, size)
         if (looksBinary(head)) {
           return errorResult(
-            `${display} is a binary file (${stats.size} bytes); read only returns text and images. To inspect it, use bash (for example \`file ${display}\` or \`xxd ${display} | head\`).`,
+            `${display} is a binary file (${size} bytes); read only returns text and images. To inspect it, use bash (for example \`file ${display}\` or \`xxd ${display} | head\`).`,
           )
         }
-        return await readLines(real, display, {
+        return await readLines(handle, display, {
           offset: args.offset ?? 1,
           limit: Math.min(args.limit ?? maxLines, maxLines),
           maxLineChars,
@@ -83,6 +91,8 @@ export function readTool(options: ReadToolOptions): Tool<z.output<typeof paramet
       } catch (error) {
         if (context.signal.aborted) return canceledResult('read')
         return fileErrorResult(display, error)
+      } finally {
+        await handle?.close()
       }
     },
   })
@@ -91,7 +101,7 @@ export function readTool(options: ReadToolOptions): Tool<z.output<typeof paramet
 async function readImage(
   options: ReadToolOptions,
   display: string,
-  real: string,
+  handle: FileHandle,
   mediaType: string,
   size: number,
 ): Promise<BuiltinResult> {
@@ -106,7 +116,7 @@ async function readImage(
       `${display} is an image of ${size} bytes, over the ${maxBytes}-byte limit; make a smaller copy (for example with bash) and read that.`,
     )
   }
-  const data = (await readFile(real)).toString('base64')
+  const data = (await handle.readFile()).toString('base64')
   return {
     content: [
       { type: 'text', text: `${display} (${mediaType}, ${size} bytes):` },
@@ -126,8 +136,18 @@ type LineRange = {
 }
 
 /** Streams the file so that a range near the start of a huge file costs little. */
-async function readLines(real: string, display: string, range: LineRange): Promise<BuiltinResult> {
-  const stream = createReadStream(real, { encoding: 'utf8', signal: range.signal })
+async function readLines(
+  handle: FileHandle,
+  display: string,
+  range: LineRange,
+): Promise<BuiltinResult> {
+  // The caller closes the handle; the stream only reads from it.
+  const stream = handle.createReadStream({
+    encoding: 'utf8',
+    signal: range.signal,
+    start: 0,
+    autoClose: false,
+  })
   const lines = createInterface({ input: stream, crlfDelay: Number.POSITIVE_INFINITY })
   const out: string[] = []
   let chars = 0

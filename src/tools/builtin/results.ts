@@ -41,6 +41,10 @@ export function fileErrorResult(display: string, error: unknown): BuiltinResult 
     ENOTDIR: 'a part of the path is not a directory; check the path with ls',
     ELOOP: 'too many levels of symbolic links',
   }
-  const reason = (code && advice[code]) ?? (error as Error).message
+  // Node's own messages name the absolute path; the model is shown workspace-relative paths.
+  const path = (error as NodeJS.ErrnoException).path
+  const message = (error as Error).message
+  const reason =
+    (code && advice[code]) ?? (path === undefined ? message : message.split(path).join(display))
   return errorResult(`${display}: ${reason}.`)
 }

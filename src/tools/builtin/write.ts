@@ -1,11 +1,12 @@
 /**
- * `write`: creates or overwrites a whole file, creating its parent directories.
+ * `write`: creates or replaces a whole file, creating its parent directories. The new content
+ * goes to a temporary file renamed over the name (see `safe-file.ts`).
  */
-import { mkdir, stat, writeFile } from 'node:fs/promises'
-import { dirname } from 'node:path'
 import { z } from 'zod'
 import { defineTool } from '../define-tool.js'
+import { type ProtectedPaths, protectedPaths } from '../protected-paths.js'
 import type { Tool } from '../tool.js'
+import { refuseIndirectProtected } from './protected-guard.js'
 import {
   type BuiltinResult,
   canceledResult,
@@ -13,9 +14,18 @@ import {
   fileErrorResult,
   textResult,
 } from './results.js'
+import { type SafeFileOptions, writeFileAtomically } from './safe-file.js'
 import { resolveWorkspacePath, type WorkspaceOptions } from './workspace.js'
 
-export type WriteToolOptions = WorkspaceOptions
+export type WriteToolOptions = WorkspaceOptions &
+  SafeFileOptions & {
+    /**
+     * rudder's, git's and agents' configuration files. The approval layer asks before a call
+     * names one; this tool refuses to reach one under another name. Default: those of the
+     * workspace.
+     */
+    readonly protectedPaths?: ProtectedPaths
+  }
 
 const parameters = z.object({
   path: z.string().min(1).describe('File path, relative to the workspace or absolute.'),
@@ -24,6 +34,7 @@ const parameters = z.object({
 
 /** Creates the `write` tool. Exclusive: writes do not race other calls of the batch. */
 export function writeTool(options: WriteToolOptions): Tool<z.output<typeof parameters>> {
+  const guard = options.protectedPaths ?? protectedPaths({ workspace: options.workspace })
   return defineTool({
     name: 'write',
     description:
@@ -32,20 +43,25 @@ export function writeTool(options: WriteToolOptions): Tool<z.output<typeof param
     concurrency: 'exclusive',
     async execute(args, context): Promise<BuiltinResult> {
       if (context.signal.aborted) return canceledResult('write')
-      const resolved = await resolveWorkspacePath(options, args.path)
-      if (!resolved.ok) return errorResult(resolved.message)
+      const resolved = await resolveWorkspacePath(options, args.path, context.signal)
+      if (!resolved.ok)
+        return resolved.isCanceled ? canceledResult('write') : errorResult(resolved.message)
       const { real, display } = resolved
+      const indirect = refuseIndirectProtected(guard, options.workspace, args.path, real, display)
+      if (indirect !== undefined) return errorResult(indirect)
       try {
-        const existing = await stat(real).catch(() => undefined)
-        if (existing?.isDirectory())
-          return errorResult(`${display} is a directory; give a file path inside it.`)
-        await mkdir(dirname(real), { recursive: true })
-        await writeFile(real, args.content, { encoding: 'utf8', signal: context.signal })
+        const written = await writeFileAtomically(real, display, args.content, {
+          signal: context.signal,
+          ...(options.allowHardLinks === undefined
+            ? {}
+            : { allowHardLinks: options.allowHardLinks }),
+        })
+        if (!written.ok) return errorResult(written.message)
         const bytes = Buffer.byteLength(args.content)
-        const verb = existing === undefined ? 'Created' : 'Overwrote'
+        const verb = written.isCreated ? 'Created' : 'Overwrote'
         return textResult(`${verb} ${display} (${bytes} bytes).`, {
           path: display,
-          isCreated: existing === undefined,
+          isCreated: written.isCreated,
           bytes,
         })
       } catch (error) {

@@ -227,6 +227,9 @@ describe('rudder "task"', () => {
     cpSync(join(ROOT, 'examples/fix-test/project'), project, { recursive: true })
     const { spawnSync } = await import('node:child_process')
     expect(spawnSync(process.execPath, ['--test'], { cwd: project }).status).not.toBe(0)
+    // The demo's .rudder/config.json allows edit and node --test: it applies once trusted.
+    const env = cleanEnv()
+    expect((await runCli(['trust', project], { env })).code).toBe(0)
     const result = await runCli(
       [
         '--provider',
@@ -235,7 +238,7 @@ describe('rudder "task"', () => {
         project,
         'fix the failing test',
       ],
-      { env: cleanEnv() },
+      { env },
     )
     expect(result).toMatchObject({ code: 0, stderr: '' })
     expect(result.stdout).toContain('all three tests pass')
