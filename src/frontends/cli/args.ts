@@ -36,8 +36,18 @@ export type SessionsCommand =
   | { readonly action: 'fork'; readonly id: string; readonly atSeq?: number }
   | { readonly action: 'repair'; readonly id: string }
 
+/** `rudder acp`: an ACP agent on stdin/stdout (src/frontends/acp). */
+export type AcpCommandOptions = {
+  readonly provider?: string
+  readonly model?: string
+  readonly store?: string
+  readonly system?: string
+  readonly maxSteps?: number
+}
+
 export type CliCommand =
   | { readonly kind: 'help' }
+  | { readonly kind: 'acp'; readonly options: AcpCommandOptions }
   | { readonly kind: 'version' }
   | { readonly kind: 'run'; readonly task: string; readonly options: RunOptions }
   | { readonly kind: 'sessions'; readonly store?: string; readonly command: SessionsCommand }
@@ -59,6 +69,7 @@ const RUN_OPTIONS = {
 
 export function parseCommandLine(args: readonly string[], cwd: string): CliCommand {
   if (args[0] === 'sessions') return parseSessions(args.slice(1), cwd)
+  if (args[0] === 'acp') return parseAcp(args.slice(1))
   const { values, positionals } = parse(args, RUN_OPTIONS, true)
   if (values.version) return { kind: 'version' }
   if (values.help) return { kind: 'help' }
@@ -96,6 +107,34 @@ export function parseCommandLine(args: readonly string[], cwd: string): CliComma
       ...optional('model', values.model),
       ...optional('store', values.store),
       ...optional('resume', values.resume),
+      ...optional('system', values.system),
+      ...optional('maxSteps', maxSteps),
+    },
+  }
+}
+
+function parseAcp(args: readonly string[]): CliCommand {
+  const { values } = parse(
+    args,
+    {
+      provider: { type: 'string' },
+      model: { type: 'string', short: 'm' },
+      store: { type: 'string' },
+      system: { type: 'string' },
+      'max-steps': { type: 'string' },
+    },
+    false,
+  )
+  const maxSteps =
+    values['max-steps'] === undefined
+      ? undefined
+      : wholeNumber(values['max-steps'], '--max-steps', 1)
+  return {
+    kind: 'acp',
+    options: {
+      ...optional('provider', values.provider),
+      ...optional('model', values.model),
+      ...optional('store', values.store),
       ...optional('system', values.system),
       ...optional('maxSteps', maxSteps),
     },
