@@ -20,7 +20,10 @@ export type PermissionAnswer =
   | ((request: acp.RequestPermissionRequest) => Promise<acp.RequestPermissionResponse>)
 
 export type AcpProcessOptions = {
-  /** The scripted model: steps of docs/spec.md §8 (JSON: `holdUntilFile` instead of `hold`). */
+  /**
+   * The scripted model: steps of docs/spec.md §8 (JSON: `holdUntilFile` instead of `hold`,
+   * released with `release(name)`).
+   */
   readonly script: unknown
   readonly args?: readonly string[]
   /** How the client answers `session/request_permission` (default: allow once). */
@@ -29,6 +32,8 @@ export type AcpProcessOptions = {
   readonly config?: unknown
   /** Client capabilities sent by `ready()`. */
   readonly clientCapabilities?: acp.ClientCapabilities
+  /** Run in the home and workspace of an earlier process (its store and files). */
+  readonly after?: AcpProcess
   /** Runs before the child starts, e.g. to put sessions in its store. */
   readonly prepare?: (paths: { home: string; workspace: string }) => Promise<void>
 }
@@ -45,6 +50,8 @@ export type AcpProcess = {
   /** Every line the child wrote to stdout, and every line the client wrote to its stdin. */
   readonly fromAgent: string[]
   readonly toAgent: string[]
+  /** Both directions in the order the client saw them: `→` written, `←` read. */
+  readonly exchange: { readonly direction: '→' | '←'; readonly line: string }[]
   /** A workspace directory (the session cwd) and where scripts' hold files go. */
   readonly workspace: string
   readonly home: string
@@ -70,11 +77,11 @@ export type AcpProcess = {
 /** Starts `node bin/rudder.js acp` with its own RUDDER_HOME (and so its own SQLite store). */
 export async function startAcp(options: AcpProcessOptions): Promise<AcpProcess> {
   const root = mkdtempSync(join(tmpdir(), 'rudder-acp-'))
-  const workspace = join(root, 'workspace')
-  const home = join(root, 'home')
-  mkdirSync(workspace)
-  mkdirSync(home)
-  const scriptFile = join(workspace, '.script.json')
+  const workspace = options.after?.workspace ?? join(root, 'workspace')
+  const home = options.after?.home ?? join(root, 'home')
+  mkdirSync(workspace, { recursive: true })
+  mkdirSync(home, { recursive: true })
+  const scriptFile = join(root, 'script.json')
   writeFileSync(scriptFile, JSON.stringify(options.script))
   if (options.config !== undefined)
     writeFileSync(join(home, 'config.json'), JSON.stringify(options.config))
@@ -95,16 +102,19 @@ export async function startAcp(options: AcpProcessOptions): Promise<AcpProcess> 
 
   const fromAgent: string[] = []
   const toAgent: string[] = []
+  const exchange: { direction: '→' | '←'; line: string }[] = []
   const rawWaiters = new Map<string, (message: Record<string, unknown>) => void>()
   const input = lineTap(Readable.toWeb(child.stdout) as ReadableStream<Uint8Array>, (line) => {
     fromAgent.push(line)
+    exchange.push({ direction: '←', line })
     const message = safeParse(line)
     const id = message?.id
     if (typeof id === 'string' && rawWaiters.has(id)) rawWaiters.get(id)!(message!)
   })
-  const output = outputTap(Writable.toWeb(child.stdin) as WritableStream<Uint8Array>, (line) =>
-    toAgent.push(line),
-  )
+  const output = outputTap(Writable.toWeb(child.stdin) as WritableStream<Uint8Array>, (line) => {
+    toAgent.push(line)
+    exchange.push({ direction: '→', line })
+  })
 
   const updates: acp.SessionNotification[] = []
   const permissions: acp.RequestPermissionRequest[] = []
@@ -137,6 +147,7 @@ export async function startAcp(options: AcpProcessOptions): Promise<AcpProcess> 
     permissions,
     fromAgent,
     toAgent,
+    exchange,
     workspace,
     home,
     stderr: () => stderr,
@@ -176,7 +187,7 @@ export async function startAcp(options: AcpProcessOptions): Promise<AcpProcess> 
       )
     },
     release(name) {
-      writeFileSync(join(workspace, name), '')
+      writeFileSync(join(root, name), '')
     },
     writeRaw(line) {
       child.stdin.write(`${line}\n`)

@@ -4,6 +4,8 @@
  * and stdin closing under a running turn. Timing is held with the scripted model's
  * `holdUntilFile`, released by the test; nothing waits on a clock.
  */
+import { writeFileSync } from 'node:fs'
+import { join } from 'node:path'
 import type * as acp from '@agentclientprotocol/sdk'
 import { describe, expect, it } from 'vitest'
 import { notation } from '../../support/agent-harness.js'
@@ -152,7 +154,8 @@ describe('rudder acp: turns', () => {
       prompt: [{ type: 'text', text: 'use tabs' }],
     })
     expect(steering).toMatchObject({ outcome: 'injected' })
-    child.release('go')
+    // The command waits for this file in the workspace.
+    writeFileSync(join(child.workspace, 'go'), '')
     expect(await prompt).toEqual({ stopReason: 'end_turn' })
     expect(await child.exit()).toEqual({ code: 0, signal: null })
     const [session] = await checkedSessions(child)
