@@ -10,7 +10,7 @@
 
 import type * as acp from '@agentclientprotocol/sdk/unstable'
 import { RequestError } from '@agentclientprotocol/sdk/unstable'
-import type { DeliveryResult, UserMessageData } from '../../index.js'
+import { assertNever, type DeliveryResult, type UserMessageData } from '../../index.js'
 import type { SessionRuntime } from '../../runtime/host.js'
 import type { Notice } from '../../runtime/notices.js'
 import type { Arrivals } from './arrivals.js'
@@ -223,6 +223,8 @@ export function promptResponse(end: TurnEnd): acp.PromptResponse {
       throw toRequestError(end.error)
     case 'ended':
       return end.isCanceled ? { stopReason: 'cancelled' } : stopOf(end.result)
+    default:
+      return assertNever(end)
   }
 }
 
@@ -248,6 +250,8 @@ function stopOf(result: DeliveryResult): acp.PromptResponse {
     case 'logged':
       // A prompt's delivery ends with its turn; `logged` is only ever an injected context's.
       throw new RequestError(-32603, 'rudder answered a prompt as if it were a context')
+    default:
+      return assertNever(result)
   }
 }
 

@@ -27,7 +27,9 @@ export function describeToolCall(name: string, args: JsonValue, cwd: string): To
   switch (name) {
     case 'read': {
       const path = field('path')
-      const offset = numberField(args, 'offset')
+      // The model's raw args: only a whole line number is a location.
+      const raw = numberField(args, 'offset')
+      const offset = raw !== undefined && Number.isInteger(raw) && raw >= 0 ? raw : undefined
       const location =
         path === undefined
           ? []
