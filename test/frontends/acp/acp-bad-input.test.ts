@@ -58,6 +58,11 @@ describe('rudder acp: bad input', () => {
     })
     expect(parseError).toBeLessThan(first)
 
+    // Version negotiation: rudder answers the one version it speaks, whatever was asked.
+    for (const protocolVersion of [0, 99])
+      expect(await child.agent.request('initialize', { protocolVersion })).toMatchObject({
+        protocolVersion: 1,
+      })
     const response = await child.agent.request('session/prompt', {
       sessionId,
       prompt: [{ type: 'text', text: 'are you there?' }],

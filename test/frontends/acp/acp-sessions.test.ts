@@ -293,6 +293,8 @@ describe('rudder acp: sessions', () => {
           ),
       ),
     ).toBe(true)
+    // The legacy method some clients still send does the same.
+    await child.agent.request('session/set_model', { sessionId, modelId: 'scripted/second' })
     await expect(
       child.agent.request('session/set_config_option', {
         sessionId,
@@ -308,6 +310,30 @@ describe('rudder acp: sessions', () => {
       'second',
     ])
     expect(notation(session!.events)).toContain('T+2 U(again) S+1 H A S-1 T-2(completed)')
+  })
+
+  it("accepts the editor's MCP servers and says, as a notice, that it cannot start them yet", async () => {
+    const child = await startAcp({ script: [] })
+    await child.agent.request('initialize', {
+      protocolVersion: 1,
+      clientCapabilities: { session: { notices: {} } },
+    })
+    const created = await child.agent.request('session/new', {
+      cwd: child.workspace,
+      mcpServers: [{ name: 'github', command: 'gh-mcp', args: [], env: [] }],
+    })
+    expect(created._meta).toEqual({
+      rudder: { mcpServers: { requested: ['github'], started: [] } },
+    })
+    const notice = await child.until((update) => update.update.sessionUpdate === 'notice')
+    expect(notice.sessionId).toBe(created.sessionId)
+    expect(notice.update).toMatchObject({
+      severity: 'warning',
+      title: expect.stringContaining('github'),
+    })
+    expect(await child.exit()).toEqual({ code: 0, signal: null })
+    expect(child.stderr()).toContain('no MCP client yet')
+    await checkedSessions(child)
   })
 
   it("_rudder/inject refuses a person's source, and unknown sessions are -32002", async () => {
