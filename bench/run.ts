@@ -2,6 +2,7 @@
  * `npm run bench`: runs every benchmark and prints figures beside their floors and ratios.
  * It never fails on speed. `npm run bench -- --full` adds the largest sizes.
  */
+import { acpBenchmarks } from './acp.js'
 import { coreBenchmarks } from './core.js'
 import { printTable, type Row } from './measure.js'
 import { startupBenchmarks } from './startup.js'
@@ -12,4 +13,5 @@ const rows: Row[] = []
 rows.push(...coreBenchmarks({ full }))
 rows.push(...startupBenchmarks())
 rows.push(...(await storeBenchmarks({ full })))
+rows.push(...(await acpBenchmarks()))
 printTable(rows)

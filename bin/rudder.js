@@ -19,6 +19,7 @@ if (args.length === 1 && (args[0] === '--version' || args[0] === '-v')) {
     process.exit(2)
   }
   const io = {
+    stdin: process.stdin,
     stdout: process.stdout,
     stderr: process.stderr,
     env: process.env,

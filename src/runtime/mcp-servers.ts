@@ -13,6 +13,8 @@ import { type ConfigLocation, type LoadedConfig, loadConfig } from './config.js'
 import { packageVersion } from './package-version.js'
 import { isDirectoryTrusted } from './trust.js'
 
+export type { McpServerConfig } from '../mcp/server-config.js'
+
 export type McpServerChoice = {
   readonly servers: readonly McpServerConfig[]
   /** Files whose servers were ignored because the project is not trusted. */

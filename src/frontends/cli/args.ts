@@ -41,8 +41,18 @@ export type TrustCommand =
   | { readonly action: 'trust' | 'untrust'; readonly directory: string }
   | { readonly action: 'list' }
 
+/** `rudder acp`: an ACP agent on stdin/stdout (src/frontends/acp). */
+export type AcpCommandOptions = {
+  readonly provider?: string
+  readonly model?: string
+  readonly store?: string
+  readonly system?: string
+  readonly maxSteps?: number
+}
+
 export type CliCommand =
   | { readonly kind: 'help' }
+  | { readonly kind: 'acp'; readonly options: AcpCommandOptions }
   | { readonly kind: 'trust'; readonly command: TrustCommand }
   | { readonly kind: 'version' }
   | { readonly kind: 'run'; readonly task: string; readonly options: RunOptions }
@@ -68,6 +78,7 @@ export function parseCommandLine(args: readonly string[], cwd: string): CliComma
   if (args[0] === 'sessions') return parseSessions(args.slice(1), cwd)
   if (args[0] === 'mcp') return parseMcp(args.slice(1), cwd)
   if (args[0] === 'trust' || args[0] === 'untrust') return parseTrust(args[0], args.slice(1), cwd)
+  if (args[0] === 'acp') return parseAcp(args.slice(1))
   const { values, positionals } = parse(args, RUN_OPTIONS, true)
   if (values.version) return { kind: 'version' }
   if (values.help) return { kind: 'help' }
@@ -129,6 +140,34 @@ function parseTrust(verb: 'trust' | 'untrust', args: readonly string[], cwd: str
   return {
     kind: 'trust',
     command: { action: verb, directory: resolve(cwd, positionals[0] ?? '.') },
+  }
+}
+
+function parseAcp(args: readonly string[]): CliCommand {
+  const { values } = parse(
+    args,
+    {
+      provider: { type: 'string' },
+      model: { type: 'string', short: 'm' },
+      store: { type: 'string' },
+      system: { type: 'string' },
+      'max-steps': { type: 'string' },
+    },
+    false,
+  )
+  const maxSteps =
+    values['max-steps'] === undefined
+      ? undefined
+      : wholeNumber(values['max-steps'], '--max-steps', 1)
+  return {
+    kind: 'acp',
+    options: {
+      ...optional('provider', values.provider),
+      ...optional('model', values.model),
+      ...optional('store', values.store),
+      ...optional('system', values.system),
+      ...optional('maxSteps', maxSteps),
+    },
   }
 }
 

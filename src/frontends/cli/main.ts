@@ -3,7 +3,9 @@
  * 2 usage or configuration errors (with the fix), 130 interrupted (docs/spec.md §11).
  */
 import { readFileSync } from 'node:fs'
+import { Writable } from 'node:stream'
 import { ConfigError, RudderError } from '../../index.js'
+import { runAcp } from '../acp/run.js'
 import { parseCommandLine, UsageError } from './args.js'
 import { runTask } from './headless.js'
 import type { CliIo } from './io.js'
@@ -27,6 +29,8 @@ Usage:
   rudder trust [dir]             let dir's .rudder/config.json apply in full (default: here)
   rudder trust --list            the trusted directories
   rudder untrust [dir]           a project's config may only tighten approvals again
+  rudder acp [--provider p] [--model m] [--store url]
+                                 an Agent Client Protocol agent on stdin/stdout (Zed, …)
   rudder --version | --help
 
 Options:
@@ -67,6 +71,16 @@ export async function main(args: readonly string[], io: CliIo): Promise<number> 
         return await listMcpServers(command, io)
       case 'trust':
         return runTrust(command.command, io)
+      case 'acp':
+        if (!io.stdin || !(io.stdout instanceof Writable))
+          throw new UsageError(
+            'rudder acp needs the process stdin and stdout (run it as a command)',
+          )
+        return await runAcp(
+          command.options,
+          { ...io, stdin: io.stdin, stdout: io.stdout },
+          version(),
+        )
     }
   } catch (error) {
     return reportFailure(error, io)
