@@ -7,6 +7,7 @@ import { coreBenchmarks } from './core.js'
 import { printTable, type Row } from './measure.js'
 import { startupBenchmarks } from './startup.js'
 import { storeBenchmarks } from './stores.js'
+import { webBenchmarks } from './web.js'
 
 const full = process.argv.includes('--full')
 const rows: Row[] = []
@@ -14,4 +15,5 @@ rows.push(...coreBenchmarks({ full }))
 rows.push(...startupBenchmarks())
 rows.push(...(await storeBenchmarks({ full })))
 rows.push(...(await acpBenchmarks()))
+rows.push(...(await webBenchmarks()))
 printTable(rows)

@@ -92,13 +92,16 @@ export class SessionBusyError extends RudderError {
   override name = 'SessionBusyError'
   readonly sessionId: string
   readonly pid: number
-  constructor(sessionId: string, pid: number) {
+  /** The machine of the holder, when the lease names it (another host sharing the store). */
+  readonly host?: string
+  constructor(sessionId: string, pid: number, host?: string) {
     super(
       'SESSION_BUSY',
-      `session ${sessionId} is open in process ${pid}; close it there (or wait for it to exit) before writing to it here`,
+      `session ${sessionId} is open in process ${pid}${host === undefined ? '' : ` on host ${host}`}; close it there (or wait for it to exit) before writing to it here`,
     )
     this.sessionId = sessionId
     this.pid = pid
+    if (host !== undefined) this.host = host
   }
 }
 

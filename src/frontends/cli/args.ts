@@ -58,6 +58,8 @@ export type CliCommand =
   | { readonly kind: 'run'; readonly task: string; readonly options: RunOptions }
   | { readonly kind: 'sessions'; readonly store?: string; readonly command: SessionsCommand }
   | { readonly kind: 'mcp'; readonly cwd: string; readonly json: boolean }
+  /** `rudder serve …`: the web host parses its own arguments (src/frontends/web). */
+  | { readonly kind: 'serve'; readonly args: readonly string[] }
 
 const RUN_OPTIONS = {
   provider: { type: 'string' },
@@ -79,6 +81,7 @@ export function parseCommandLine(args: readonly string[], cwd: string): CliComma
   if (args[0] === 'mcp') return parseMcp(args.slice(1), cwd)
   if (args[0] === 'trust' || args[0] === 'untrust') return parseTrust(args[0], args.slice(1), cwd)
   if (args[0] === 'acp') return parseAcp(args.slice(1))
+  if (args[0] === 'serve') return { kind: 'serve', args: args.slice(1) }
   const { values, positionals } = parse(args, RUN_OPTIONS, true)
   if (values.version) return { kind: 'version' }
   if (values.help) return { kind: 'help' }

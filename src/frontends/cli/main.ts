@@ -31,6 +31,8 @@ Usage:
   rudder untrust [dir]           a project's config may only tighten approvals again
   rudder acp [--provider p] [--model m] [--store url]
                                  an Agent Client Protocol agent on stdin/stdout (Zed, …)
+  rudder serve [--port N] [--host 127.0.0.1]
+                                 host sessions for a browser (prints a URL with a token)
   rudder --version | --help
 
 Options:
@@ -81,6 +83,8 @@ export async function main(args: readonly string[], io: CliIo): Promise<number> 
           { ...io, stdin: io.stdin, stdout: io.stdout },
           version(),
         )
+      case 'serve':
+        return await (await import('../web/serve-command.js')).runServe(command.args, io)
     }
   } catch (error) {
     return reportFailure(error, io)

@@ -348,13 +348,13 @@ export function createTranscriptModel(): TranscriptModel {
         case 'request/start': {
           const { retry: _retry, ...rest } = status
           status = rest
-          // A new attempt voids what the failed one streamed.
-          if (notification.attempt > 1)
-            replace(streamingKey(notification.turn, notification.step), (item) =>
-              item.kind === 'assistant' && item.isStreaming
-                ? { ...item, text: '', thinking: '' }
-                : item,
-            )
+          // A request streams afresh: what an earlier attempt streamed is void, and so is a
+          // stale partial stream a reconnecting follower still shows (it is re-sent in full).
+          replace(streamingKey(notification.turn, notification.step), (item) =>
+            item.kind === 'assistant' && item.isStreaming
+              ? { ...item, text: '', thinking: '' }
+              : item,
+          )
           break
         }
         case 'assistant/delta': {

@@ -89,7 +89,7 @@ export async function acquireLeaseFile(directory: string, sessionId: string): Pr
       const state = await readState(directory, latest)
       if (state === undefined) continue
       if (state.holder && isHolderAlive(state.holder))
-        throw new SessionBusyError(sessionId, state.holder.pid)
+        throw new SessionBusyError(sessionId, state.holder.pid, state.holder.host)
     }
     const mine = (latest ?? 0) + 1
     if (!(await createGeneration(directory, mine, content))) continue

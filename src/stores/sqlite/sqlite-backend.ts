@@ -94,7 +94,7 @@ export function createSqliteBackend(path: string, counters: StoreCounters | unde
   /** Takes the lease inside the caller's transaction. */
   function takeLease(id: string): Lease {
     const held = statements.lease.get(id)
-    if (held && isHolderAlive(held)) throw new SessionBusyError(id, held.pid)
+    if (held && isHolderAlive(held)) throw new SessionBusyError(id, held.pid, held.host)
     const holder = currentHolder()
     const token = randomUUID()
     statements.takeLease.run(id, holder.pid, holder.host, token, Date.now())

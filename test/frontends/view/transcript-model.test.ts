@@ -168,6 +168,38 @@ describe('transcript model', () => {
     expect(transcript.items.filter((item) => item.kind === 'assistant')).toHaveLength(1)
   })
 
+  it('a request/start re-sent to a reconnecting follower replaces the partial stream it showed', () => {
+    const transcript = createTranscriptModel()
+    const delta = (text: string) =>
+      ({
+        type: 'assistant/delta',
+        turn: 1,
+        step: 1,
+        attempt: 1,
+        block: 0,
+        kind: 'text',
+        text,
+      }) as const
+    transcript.applyNotification({
+      type: 'request/start',
+      turn: 1,
+      step: 1,
+      attempt: 1,
+      maxAttempts: 5,
+    })
+    transcript.applyNotification(delta('Work'))
+    // The connection drops; the host re-sends the stream so far from its start.
+    transcript.applyNotification({
+      type: 'request/start',
+      turn: 1,
+      step: 1,
+      attempt: 1,
+      maxAttempts: 5,
+    })
+    transcript.applyNotification(delta('Working on it'))
+    expect(shape(transcript.items)).toEqual(['assistant(Working on it)…'])
+  })
+
   it('marks denied and canceled tools, and discarded inputs after a cancel', async () => {
     const hold = gate()
     const harness = agentHarness(

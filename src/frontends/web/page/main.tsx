@@ -1,0 +1,6 @@
+/** The page's entry: mounts the app. */
+import { render } from 'preact'
+import { App } from './app.js'
+import './styles.css'
+
+render(<App />, document.getElementById('app')!)
