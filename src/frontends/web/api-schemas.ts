@@ -3,18 +3,8 @@
  * (docs/web-api.md). Errors name the field and what was expected.
  */
 import { z } from 'zod'
+import { jsonValueSchema } from '../../core/json-schema.js'
 import type { ContentBlock, JsonValue, MessageSource, UserMessageData } from '../../index.js'
-
-const json: z.ZodType<JsonValue> = z.lazy(() =>
-  z.union([
-    z.null(),
-    z.boolean(),
-    z.number(),
-    z.string(),
-    z.array(json),
-    z.record(z.string(), json),
-  ]),
-)
 
 const contentBlock = z.discriminatedUnion('type', [
   z.object({ type: z.literal('text'), text: z.string() }).strict(),
@@ -31,7 +21,7 @@ const contentBlock = z.discriminatedUnion('type', [
 const messageFields = {
   text: z.string().min(1, 'the text is empty').optional(),
   content: z.array(contentBlock).min(1, 'content needs at least one block').optional(),
-  meta: json.optional(),
+  meta: jsonValueSchema.optional(),
 }
 
 function oneOfTextOrContent(value: { text?: string | undefined; content?: unknown }): boolean {
@@ -46,7 +36,7 @@ export const injectBody = z
     ...messageFields,
     source: z
       .object({ kind: z.string().min(1) })
-      .catchall(json)
+      .catchall(jsonValueSchema)
       .refine((source) => source.kind !== 'user', {
         message:
           'an injected context needs a producer that is not a person, e.g. {"kind":"plugin","name":"ci"}; use /send or /steer for a person’s message',

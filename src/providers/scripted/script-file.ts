@@ -5,26 +5,18 @@
 import { existsSync, readFileSync } from 'node:fs'
 import { dirname, resolve } from 'node:path'
 import { z } from 'zod'
-import { ConfigError, type JsonValue } from '../../core/index.js'
+import { ConfigError } from '../../core/index.js'
+import { jsonValueSchema } from '../../core/json-schema.js'
 import { type ScriptedProvider, type ScriptStep, scriptedProvider } from './scripted-provider.js'
-
-const json: z.ZodType<JsonValue> = z.lazy(() =>
-  z.union([
-    z.null(),
-    z.boolean(),
-    z.number(),
-    z.string(),
-    z.array(json),
-    z.record(z.string(), json),
-  ]),
-)
 
 const stepSchema = z
   .object({
     text: z.string().optional(),
     thinking: z.string().optional(),
     toolCalls: z
-      .array(z.object({ id: z.string().optional(), name: z.string(), args: json }).strict())
+      .array(
+        z.object({ id: z.string().optional(), name: z.string(), args: jsonValueSchema }).strict(),
+      )
       .optional(),
     stop: z.enum(['stop', 'tool-calls', 'max-tokens']).optional(),
     error: z
