@@ -177,26 +177,8 @@ function toolActionOf(tools: ApprovalPolicy['tools'], name: string): PolicyActio
   if (!tools) return undefined
   if (Object.hasOwn(tools, name)) return tools[name]
   for (const [pattern, action] of Object.entries(tools))
-    if (pattern.includes('*') && matchesWildcards(pattern, name)) return action
+    if (pattern.includes('*') && compileWildcard(pattern).test(name)) return action
   return undefined
-}
-
-/** `*` matches any run of characters; everything else itself. Linear: no backtracking. */
-export function matchesWildcards(pattern: string, text: string): boolean {
-  const parts = pattern.split('*')
-  const first = parts[0] ?? ''
-  const last = parts.at(-1) ?? ''
-  if (parts.length === 1) return pattern === text
-  if (!text.startsWith(first) || text.length < first.length + last.length) return false
-  if (!text.endsWith(last)) return false
-  let at = first.length
-  const end = text.length - last.length
-  for (const part of parts.slice(1, -1)) {
-    const found = text.indexOf(part, at)
-    if (found < 0 || found + part.length > end) return false
-    at = found + part.length
-  }
-  return true
 }
 
 function toolDecision(name: string, toolAction: PolicyAction): PolicyDecision {
