@@ -99,6 +99,7 @@ export {
   DEFAULT_ANTHROPIC_MAX_TOKENS,
 } from './providers/anthropic/index.js'
 export { CONTEXT_OVERFLOW } from './providers/failure.js'
+export { jsonValueSchema } from './providers/json-value-schema.js'
 export { findKnownModel, KNOWN_MODELS, type KnownModel } from './providers/known-models.js'
 export {
   type OpenAICompatibleOptions,

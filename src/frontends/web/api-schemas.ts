@@ -3,8 +3,13 @@
  * (docs/web-api.md). Errors name the field and what was expected.
  */
 import { z } from 'zod'
-import { jsonValueSchema } from '../../core/json-schema.js'
-import type { ContentBlock, JsonValue, MessageSource, UserMessageData } from '../../index.js'
+import {
+  type ContentBlock,
+  type JsonValue,
+  jsonValueSchema,
+  type MessageSource,
+  type UserMessageData,
+} from '../../index.js'
 
 const contentBlock = z.discriminatedUnion('type', [
   z.object({ type: z.literal('text'), text: z.string() }).strict(),

@@ -6,7 +6,7 @@ import { existsSync, readFileSync } from 'node:fs'
 import { dirname, resolve } from 'node:path'
 import { z } from 'zod'
 import { ConfigError } from '../../core/index.js'
-import { jsonValueSchema } from '../../core/json-schema.js'
+import { jsonValueSchema } from '../json-value-schema.js'
 import { type ScriptedProvider, type ScriptStep, scriptedProvider } from './scripted-provider.js'
 
 const stepSchema = z
