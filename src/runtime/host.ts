@@ -196,7 +196,11 @@ async function openSessionRuntime(composition: Composition): Promise<SessionRunt
     rudderProjectFile: config.projectFile,
   })
   const chosen = await chooseProvider(composition, options)
-  const mcpChoice = chooseMcpServers(location, config, isDirectoryTrusted(location, cwd))
+  const mcpChoice = chooseMcpServers(
+    location,
+    config,
+    isDirectoryTrusted(location, config.projectDir),
+  )
   const session = await openChosenSession(store, options.choice ?? { kind: 'new' }, cwd)
   const sessionId = session.header.id
   for (const notice of config.notices)
