@@ -478,7 +478,9 @@ function parseSessions(args: readonly string[], cwd: string): CliCommand {
         }
       }
       default:
-        throw new UsageError(`unknown sessions command ${JSON.stringify(action)}.\n${SESSIONS_USAGE}`)
+        throw new UsageError(
+          `unknown sessions command ${JSON.stringify(action)}.\n${SESSIONS_USAGE}`,
+        )
     }
   })()
   return { kind: 'sessions', ...store, command }
