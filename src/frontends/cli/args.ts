@@ -129,6 +129,9 @@ const RUN_OPTIONS = {
   version: { type: 'boolean', short: 'v', default: false },
 } as const
 
+/** Flags taking a number: `--retries -1` is a wrong number, not a missing one. */
+const NUMBER_FLAGS = ['--max-steps', '--retries', '--timeout', '--idle-timeout']
+
 /** The subcommands; anything else is a task (quoted, since a task has spaces). */
 const SUBCOMMANDS = new Set(['sessions', 'mcp', 'trust', 'untrust', 'acp', 'serve', 'models'])
 
@@ -143,7 +146,11 @@ export function parseCommandLine(args: readonly string[], cwd: string): CliComma
 }
 
 function parseRun(args: readonly string[], cwd: string): CliCommand {
-  const { values, positionals } = parse(normalizeRunArgs(args), RUN_OPTIONS, true)
+  const { values, positionals } = parse(
+    NUMBER_FLAGS.reduce(joinNegativeValues, normalizeRunArgs(args)),
+    RUN_OPTIONS,
+    true,
+  )
   if (values.version) return { kind: 'version' }
   if (values.help) return { kind: 'help' }
   if (positionals.length > 1)
@@ -223,7 +230,8 @@ function normalizeRunArgs(args: readonly string[]): string[] {
       break
     }
     if (arg === '-c') {
-      if (next !== undefined && CONFIG_ASSIGNMENT.test(next)) {
+      // Anything shaped like `word=value` is an override (checked, with a message, later).
+      if (next !== undefined && /^[^\s=-][^\s=]*=/.test(next)) {
         out.push(`--config=${next}`)
         index++
       } else out.push('--continue')
@@ -405,7 +413,7 @@ Every command takes --store url; an id may be any unambiguous prefix of one.`
 function parseSessions(args: readonly string[], cwd: string): CliCommand {
   const { values, positionals } = parse(
     // `--at -1` would read as a flag; take it as the value so the message says what is wrong.
-    joinNegativeValues(args, '--at'),
+    ['--at', '--limit'].reduce(joinNegativeValues, [...args]),
     {
       store: { type: 'string' },
       cwd: { type: 'string' },
@@ -533,7 +541,7 @@ function parse<O extends Spec>(args: readonly string[], options: O, allowPositio
     return parseArgs({ args: [...args], options, allowPositionals, strict: true })
   } catch (error) {
     throw new UsageError(
-      `${(error as Error).message.replace(/\. To specify a positional.*$/s, '')}. Run \`rudder --help\` for usage.`,
+      `${(error as Error).message.replace(/\. To specify a positional.*$/s, '').replace(/\.+$/, '')}. Run \`rudder --help\` for usage.`,
     )
   }
 }

@@ -146,7 +146,7 @@ async function runHeadless(command: RunCommand, io: CliIo): Promise<number> {
  */
 async function openInteractive(_command: RunCommand, io: CliIo): Promise<number> {
   io.stderr.write(
-    `rudder: no task given. Pass one as an argument or on stdin, e.g. rudder "fix the failing test" or echo "fix it" | rudder\n\n${HELP}`,
+    'rudder: no task given. Pass one as an argument or on stdin, e.g. rudder "fix the failing test" or echo "fix it" | rudder\nUsage: rudder [options] "task" | rudder [options] - < task.txt | rudder --help for every command and option\n',
   )
   return 2
 }

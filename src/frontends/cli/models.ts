@@ -33,7 +33,12 @@ export function listModels(
     const spec = `${provider}/${model}`
     if (seen.has(spec)) return
     seen.add(spec)
-    rows.push({ model: spec, ...limits, ...keyState(provider, configured[provider], io.env) })
+    rows.push({
+      model: spec,
+      contextWindow: limits.contextWindow,
+      maxOutputTokens: limits.maxOutputTokens,
+      ...keyState(provider, configured[provider], io.env),
+    })
   }
   for (const [provider, entry] of Object.entries(configured))
     for (const [model, limits] of Object.entries(entry.models ?? {})) add(provider, model, limits)
