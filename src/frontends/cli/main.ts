@@ -152,9 +152,9 @@ async function openInteractive(_command: RunCommand, io: CliIo): Promise<number>
 }
 
 /**
- * The task: the argument; stdin for `-`; stdin when there is no argument and stdin is not a
- * terminal; the argument followed by piped input (a pipe or file on stdin, never a terminal or
- * an inherited socket, which may never end). Undefined when there is no task at all.
+ * The task: the argument; stdin for `-`; stdin when there is no argument and stdin is a pipe or
+ * a file; the argument followed by such piped input. A terminal, or an inherited socket that
+ * may never end, is read only for `-`. Undefined when there is no task at all.
  */
 async function taskOf(command: RunCommand, io: CliIo): Promise<string | undefined> {
   const kind = io.stdinKind ?? 'other'
@@ -167,7 +167,7 @@ async function taskOf(command: RunCommand, io: CliIo): Promise<string | undefine
       return text
     }
     case 'none': {
-      if (kind === 'terminal' || io.stdin === undefined) return noTask(command)
+      if (kind !== 'pipe' && kind !== 'file') return noTask(command)
       const text = await readStdin(io)
       return text.trim() === '' ? noTask(command) : text
     }
