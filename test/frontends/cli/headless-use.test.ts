@@ -88,6 +88,8 @@ describe('usage errors exit 2 naming the argument', () => {
     [['--cwd', join(scratch, 'missing'), 'task'], '--cwd', 'does not exist'],
     [['--cwd', file, 'task'], '--cwd', 'is not a directory'],
     [['--provider', 'Bad Name!', 'task'], '--provider', 'expected a provider name'],
+    [['--provider', 'foo', 'task'], '--provider "foo": no such provider', 'deepseek, anthropic'],
+    [['--provider', 'ollama', 'task'], '--provider ollama serves any model', '--model ollama/'],
     [['sessions', 'fork', 'abc', '--at', '-1'], '--at', 'whole number'],
     [['sessions'], 'rudder sessions needs a command', 'rudder sessions list'],
     [['sessions', 'frobnicate'], 'unknown sessions command "frobnicate"', 'Usage:'],
