@@ -1,8 +1,9 @@
 /**
  * Loading rudder's configuration: the user file (`~/.rudder/config.json`, or
- * `$RUDDER_HOME/config.json`), then the project file (`.rudder/config.json` in the working
- * directory), the project file overriding key by key. The user file is trusted; the project
- * file applies in full only in a directory the user trusts (`trustedDirectories`, written by
+ * `$RUDDER_HOME/config.json`), then the project file (the nearest `.rudder/config.json` from
+ * the working directory up to the repository root), the project file overriding key by key,
+ * then a run's command-line overrides (`RUDDER_CONFIG_OVERRIDES`). The user file is trusted;
+ * the project file applies in full only in a directory the user trusts (`trustedDirectories`, written by
  * `rudder trust`); otherwise it may only tighten approval, and what it tried beyond that is
  * set aside and reported as a notice (docs/spec.md §9.5). Everything is read from the
  * arguments (environment, home, working directory), never from process globals, so tests use
