@@ -197,7 +197,9 @@ function watchRun(runtime: Runtime, io: CliIo, options: RunOptions) {
         const args = argsOf.get(data.callId) ?? null
         const denial: Denial = { tool: data.name, args, reason: data.error!.message, code }
         denials.push(denial)
-        if (!options.quiet) say(describeDenial(denial))
+        // A refused change to a protected file already has its notice (approval-control.ts).
+        const isProtected = denial.reason.startsWith(`Not run: ${denial.tool} would change `)
+        if (!options.quiet && !isProtected) say(describeDenial(denial))
         break
       }
       default:
@@ -229,8 +231,9 @@ function addUsage(total: Record<string, number>, usage: Usage): void {
 
 /** One line for a refused call: what, why, and the flag that would allow it. */
 function describeDenial(denial: Denial): string {
+  // Denied by a policy rule or a hook: its reason says which.
   if (denial.code === 'denied')
-    return `refused ${denial.tool} ${brief(denial.args)}: the approval policy denies it`
+    return `refused ${denial.tool} ${brief(denial.args)}: ${trimPeriod(denial.reason.replace(/^The tool call was denied: /, ''))}`
   const command =
     denial.tool === 'bash' && typeof denial.args === 'object' && denial.args !== null
       ? (denial.args as { command?: unknown }).command
