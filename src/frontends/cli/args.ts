@@ -30,6 +30,8 @@ export type RunOptions = {
   readonly outputFormat: OutputFormat
   /** No progress, refusals or notices on stderr; errors still go there. */
   readonly quiet: boolean
+  /** `-p` / `--print`: headless even with no task (never the interactive front end). */
+  readonly print: boolean
   readonly system?: string
   readonly appendSystem?: string
   readonly maxSteps?: number
@@ -191,6 +193,7 @@ function parseRun(args: readonly string[], cwd: string): CliCommand {
       yes: values.yes,
       outputFormat,
       quiet: values.quiet,
+      print: values.print,
       allow: values.allow ?? [],
       configOverrides: configOverrides(values.config ?? []),
       ...optional('provider', values.provider),

@@ -136,6 +136,10 @@ type RunCommand = Extract<CliCommand, { kind: 'run' }>
  */
 async function runHeadless(command: RunCommand, io: CliIo): Promise<number> {
   const task = await taskOf(command, io)
+  if (task === undefined && command.options.print)
+    throw new UsageError(
+      'rudder -p needs a task: an argument, or stdin (rudder -p "fix the failing test", echo "fix it" | rudder -p)',
+    )
   if (task === undefined) return openInteractive(command, io)
   return runTask(task, command.options, io)
 }

@@ -33,7 +33,14 @@ export function createSqliteBackend(path: string, counters: StoreCounters | unde
     db = new Database(path)
     prepareDatabase(db, path)
   } catch (error) {
-    throw storeFailure(`cannot open the SQLite store ${path} (is it a rudder database?)`, error)
+    // Only a file that is not a database gets the question; permissions and missing
+    // directories speak for themselves in the cause.
+    const code = (error as { code?: unknown }).code
+    const isNotDatabase = code === 'SQLITE_NOTADB' || code === 'SQLITE_CORRUPT'
+    throw storeFailure(
+      `cannot open the SQLite store ${path}${isNotDatabase ? ' (is it a rudder database?)' : ''}`,
+      error,
+    )
   }
 
   const statements = {

@@ -40,6 +40,9 @@ describe('rudder in a terminal', () => {
     const result = await inTerminal([], cleanEnv())
     expect(result.code).toBe(2)
     expect(result.output).toContain('no task given')
+    const print = await inTerminal(['-p'], cleanEnv())
+    expect(print.code).toBe(2)
+    expect(print.output).toContain('rudder -p needs a task')
   })
 
   it('shows retries and tool calls as progress on a terminal stderr; --quiet hides them', async () => {
