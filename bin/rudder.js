@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // The rudder command. `--version` is answered here so it loads nothing else (bench B10).
-import { readFileSync } from 'node:fs'
+import { fstatSync, readFileSync } from 'node:fs'
 import { homedir } from 'node:os'
 
 const args = process.argv.slice(2)
@@ -18,26 +18,63 @@ if (args.length === 1 && (args[0] === '--version' || args[0] === '-v')) {
     )
     process.exit(2)
   }
+  // A reader that goes away (`rudder … | head -1`) closes the pipe: the rest of the output is
+  // dropped quietly, and the run itself finishes and is logged like any other.
+  const quietOnClose = (stream) => {
+    let closed = false
+    stream.on('error', (error) => {
+      if (error?.code !== 'EPIPE' && error?.code !== 'ERR_STREAM_DESTROYED') throw error
+      closed = true
+    })
+    return {
+      write(text) {
+        if (closed) return false
+        try {
+          return stream.write(text)
+        } catch (error) {
+          if (error?.code !== 'EPIPE') throw error
+          closed = true
+          return false
+        }
+      },
+    }
+  }
+  const stdinKind = (() => {
+    if (process.stdin.isTTY) return 'terminal'
+    try {
+      const stat = fstatSync(0)
+      return stat.isFIFO() ? 'pipe' : stat.isFile() ? 'file' : 'other'
+    } catch {
+      return 'other'
+    }
+  })()
   const io = {
     stdin: process.stdin,
-    stdout: process.stdout,
-    stderr: process.stderr,
+    stdinKind,
+    stdout: args[0] === 'acp' ? process.stdout : quietOnClose(process.stdout),
+    stderr: quietOnClose(process.stderr),
+    isTerminal: { stdout: process.stdout.isTTY === true, stderr: process.stderr.isTTY === true },
     env: process.env,
     cwd: process.cwd(),
     home: homedir(),
     onInterrupt(handler) {
-      // The first Ctrl-C cancels cleanly; a second one quits at once, in case something
-      // (a tool ignoring its abort signal) keeps the cancel from finishing.
+      // The first Ctrl-C or SIGTERM cancels cleanly (the turn is logged as canceled); a second
+      // one quits at once, in case something (a tool ignoring its abort signal) keeps the
+      // cancel from finishing.
       let count = 0
-      const listener = () => {
-        if (++count === 1) return handler()
+      const listener = (signal) => {
+        if (++count === 1) return handler(signal)
         process.stderr.write(
-          'rudder: interrupted again; quitting without waiting for the turn to end\n',
+          'rudder: stopped again; quitting without waiting for the turn to end\n',
         )
-        process.exit(130)
+        process.exit(signal === 'SIGTERM' ? 143 : 130)
       }
       process.on('SIGINT', listener)
-      return () => process.off('SIGINT', listener)
+      process.on('SIGTERM', listener)
+      return () => {
+        process.off('SIGINT', listener)
+        process.off('SIGTERM', listener)
+      }
     },
   }
   process.exitCode = await cli.main(args, io)

@@ -1,8 +1,9 @@
 /**
  * Loading rudder's configuration: the user file (`~/.rudder/config.json`, or
- * `$RUDDER_HOME/config.json`), then the project file (`.rudder/config.json` in the working
- * directory), the project file overriding key by key. The user file is trusted; the project
- * file applies in full only in a directory the user trusts (`trustedDirectories`, written by
+ * `$RUDDER_HOME/config.json`), then the project file (the nearest `.rudder/config.json` from
+ * the working directory up to the repository root), the project file overriding key by key,
+ * then a run's command-line overrides (`RUDDER_CONFIG_OVERRIDES`). The user file is trusted;
+ * the project file applies in full only in a directory the user trusts (`trustedDirectories`, written by
  * `rudder trust`); otherwise it may only tighten approval, and what it tried beyond that is
  * set aside and reported as a notice (docs/spec.md §9.5). Everything is read from the
  * arguments (environment, home, working directory), never from process globals, so tests use
@@ -10,8 +11,8 @@
  *
  * Every problem is a `ConfigError` that names the file, the key and the fix.
  */
-import { readFileSync } from 'node:fs'
-import { join, resolve } from 'node:path'
+import { existsSync, readFileSync } from 'node:fs'
+import { dirname, join, resolve } from 'node:path'
 import type { z } from 'zod'
 import { ConfigError, messageOf } from '../core/index.js'
 import type { ApprovalPolicy } from '../tools/index.js'
@@ -43,8 +44,13 @@ export type LoadedConfig = {
   readonly config: RudderConfig
   /** The user-level file (read if it exists). */
   readonly userFile: string
-  /** The project-level file (read if it exists). */
+  /**
+   * The project-level file (read if it exists): the nearest `.rudder/config.json` from the
+   * cwd up to the repository root, else the cwd's.
+   */
   readonly projectFile: string
+  /** The directory holding the project's `.rudder/`: what `rudder trust` must name. */
+  readonly projectDir: string
   /** The files that existed and were read, user first. */
   readonly filesRead: readonly string[]
   /** The file that set a key (`model`, `providers.deepseek.apiKeyEnv`), or undefined. */
@@ -73,7 +79,8 @@ export function rudderHome(location: Pick<ConfigLocation, 'env' | 'home' | 'cwd'
  */
 export function loadConfig(location: ConfigLocation): LoadedConfig {
   const userFile = join(rudderHome(location), 'config.json')
-  const projectFile = resolve(location.cwd, '.rudder', 'config.json')
+  const projectDir = findProjectDir(resolve(location.cwd), location.home)
+  const projectFile = join(projectDir, '.rudder', 'config.json')
   const layers: { file: string; config: RudderConfig }[] = []
   const userText = readConfigText(userFile)
   const user = userText === undefined ? undefined : parseConfig(userText, userFile)
@@ -84,21 +91,24 @@ export function loadConfig(location: ConfigLocation): LoadedConfig {
   let projectRestrictions: ApprovalPolicy | undefined
   if (projectText !== undefined) {
     const project = parseConfig(projectText, projectFile)
-    isProjectTrusted = isTrustedDirectory(user?.trustedDirectories, location.cwd)
+    isProjectTrusted = isTrustedDirectory(user?.trustedDirectories, projectDir)
     if (isProjectTrusted) {
       const ignored = USER_ONLY_KEYS.filter((key) => key in project)
       for (const key of ignored) delete (project as Record<string, unknown>)[key]
       layers.push({ file: projectFile, config: project })
-      const notice = ignoredNotice(projectFile, location.cwd, ignored, true)
+      const notice = ignoredNotice(projectFile, projectDir, ignored, true)
       if (notice !== undefined) notices.push(notice)
     } else {
       const split = splitUntrusted(project)
       layers.push({ file: projectFile, config: split.kept })
       projectRestrictions = split.restrictions
-      const notice = ignoredNotice(projectFile, location.cwd, split.ignored, false)
+      const notice = ignoredNotice(projectFile, projectDir, split.ignored, false)
       if (notice !== undefined) notices.push(notice)
     }
   }
+  const filesRead = layers.map((layer) => layer.file)
+  const overrides = commandLineOverrides(location.env, layers)
+  if (overrides !== undefined) layers.push({ file: COMMAND_LINE, config: overrides })
   const sources = new Map<string, string>()
   let merged: Record<string, unknown> = {}
   for (const layer of layers) merged = mergeInto(merged, layer.config, layer.file, sources, '')
@@ -106,11 +116,58 @@ export function loadConfig(location: ConfigLocation): LoadedConfig {
     config: merged as RudderConfig,
     userFile,
     projectFile,
-    filesRead: layers.map((layer) => layer.file),
+    projectDir,
+    filesRead,
     sourceOf: (key) => sources.get(key),
     isProjectTrusted,
     ...(projectRestrictions === undefined ? {} : { projectRestrictions }),
     notices,
+  }
+}
+
+/**
+ * The environment variable through which a front end passes settings given for one run
+ * (`rudder -c key=value`, `--allow`): a JSON object checked like a config file and applied
+ * last, as the user's own (docs/decisions/0131-command-line-config-overrides.md).
+ */
+export const CONFIG_OVERRIDES_ENV = 'RUDDER_CONFIG_OVERRIDES'
+
+/** How messages name the overrides' layer. */
+const COMMAND_LINE = `the command line (-c, --allow or ${CONFIG_OVERRIDES_ENV})`
+
+/**
+ * The command line's layer. Its bash rules go before the files' rules instead of replacing
+ * them (arrays otherwise replace whole): `--allow 'bash:npm test*'` adds one rule.
+ */
+function commandLineOverrides(
+  env: Environment,
+  layers: readonly { readonly config: RudderConfig }[],
+): RudderConfig | undefined {
+  const text = env[CONFIG_OVERRIDES_ENV]
+  if (text === undefined || text.trim() === '') return undefined
+  const overrides = parseConfig(text, COMMAND_LINE)
+  const added = overrides.approval?.bash
+  if (added === undefined) return overrides
+  const earlier = layers.findLast((layer) => layer.config.approval?.bash)?.config.approval?.bash
+  return {
+    ...overrides,
+    approval: { ...overrides.approval, bash: [...added, ...(earlier ?? [])] },
+  }
+}
+
+/**
+ * The directory whose `.rudder/config.json` is the project's: the nearest one holding such a
+ * file from `cwd` up to the repository root (a directory with `.git`), never the home
+ * directory (its `.rudder` is the user's). Outside a repository, only `cwd` is looked at:
+ * a stray file above an unrelated directory must not apply.
+ */
+export function findProjectDir(cwd: string, home: string): string {
+  const visited: string[] = []
+  for (let directory = cwd; ; directory = dirname(directory)) {
+    if (directory !== resolve(home) && existsSync(join(directory, '.rudder', 'config.json')))
+      visited.push(directory)
+    if (existsSync(join(directory, '.git'))) return visited[0] ?? cwd
+    if (dirname(directory) === directory) return cwd
   }
 }
 

@@ -29,6 +29,7 @@ import {
 } from './approval-control.js'
 import { type Environment, type LoadedConfig, loadConfig, rudderHome } from './config.js'
 import { type NetworkOverrides, retryOptionsOf } from './config-network.js'
+import { BUILT_IN_PROVIDER_NAMES, BUILT_IN_PROVIDERS } from './config-providers.js'
 import { chooseMcpServers } from './mcp-servers.js'
 import { createNoticeBoard, type NoticeBoard } from './notices.js'
 import { packageVersion } from './package-version.js'
@@ -196,7 +197,11 @@ async function openSessionRuntime(composition: Composition): Promise<SessionRunt
     rudderProjectFile: config.projectFile,
   })
   const chosen = await chooseProvider(composition, options)
-  const mcpChoice = chooseMcpServers(location, config, isDirectoryTrusted(location, cwd))
+  const mcpChoice = chooseMcpServers(
+    location,
+    config,
+    isDirectoryTrusted(location, config.projectDir),
+  )
   const session = await openChosenSession(store, options.choice ?? { kind: 'new' }, cwd)
   const sessionId = session.header.id
   for (const notice of config.notices)
@@ -419,7 +424,7 @@ async function chooseProvider(composition: Composition, options: SessionDefaults
         `--provider ${JSON.stringify(spec)}: expected a provider name (deepseek, openai, anthropic, ollama, vllm), scripted:<file.json> or replay:<session-id>`,
       )
     }
-    if (model === undefined) model = spec
+    if (model === undefined) model = providerDefaultModel(spec, cwd, host)
     else if (!model.startsWith(`${spec}/`)) model = `${spec}/${model}`
   }
   const resolved = resolveProvider({
@@ -440,6 +445,23 @@ async function chooseProvider(composition: Composition, options: SessionDefaults
     params: resolved.params,
     ...(contextWindow === undefined ? {} : { contextWindow }),
   }
+}
+
+/**
+ * `--provider <name>` without `--model`: the provider's default model, or an error about the
+ * provider (not about `--model`): unknown, or one that serves any model and needs it named.
+ */
+function providerDefaultModel(spec: string, cwd: string, host: HostOptions): string {
+  const builtIn = BUILT_IN_PROVIDERS[spec]
+  const configured = loadConfig({ cwd, env: host.env, home: host.home }).config.providers?.[spec]
+  if (builtIn?.defaultModel !== undefined) return `${spec}/${builtIn.defaultModel}`
+  if (builtIn === undefined && configured === undefined)
+    throw new ConfigError(
+      `--provider ${JSON.stringify(spec)}: no such provider; use one of ${BUILT_IN_PROVIDER_NAMES.join(', ')}, scripted:<file.json> or replay:<session-id>, or define "providers": {"${spec}": {"api": …, "baseURL": …}} in a config file`,
+    )
+  throw new ConfigError(
+    `--provider ${spec} serves any model: name one with --model, e.g. --model ${spec}/qwen3:8b (rudder models lists known ones)`,
+  )
 }
 
 async function openChosenSession(

@@ -102,7 +102,7 @@ export async function inspectMcpServers(
   readonly ignored: McpServerChoice['ignored']
 }> {
   const config = loadConfig(location)
-  const choice = chooseMcpServers(location, config, isDirectoryTrusted(location, location.cwd))
+  const choice = chooseMcpServers(location, config, isDirectoryTrusted(location, config.projectDir))
   const manager = createMcpManager({
     servers: choice.servers,
     workspace: location.cwd,

@@ -6,6 +6,7 @@ import type { SessionStore } from '../stores/store.js'
 import type { Environment } from './config.js'
 import { openHost, type SessionDefaults, type SessionRuntime } from './host.js'
 import type { NoticeBoard } from './notices.js'
+import { resolveSessionId } from './session-ids.js'
 
 export { defaultSystemPrompt, layerPolicy } from './host.js'
 
@@ -18,6 +19,7 @@ export type RuntimeOptions = SessionDefaults & {
   readonly home: string
   /** A store URL; default: the config's `store`, else `sqlite:~/.rudder/sessions.db`. */
   readonly store?: string
+  /** A session id, or an unambiguous prefix of one (session-ids.ts). */
   readonly resume?: string
   /** Continue the newest session of this cwd. */
   readonly continueLatest?: boolean
@@ -53,7 +55,7 @@ export async function openRuntime(options: RuntimeOptions): Promise<Runtime> {
     const runtime = await host.openSession({
       choice:
         resume !== undefined
-          ? { kind: 'resume', id: resume }
+          ? { kind: 'resume', id: await resolveSessionId(host.store, resume) }
           : continueLatest
             ? { kind: 'continue' }
             : { kind: 'new', ...(title === undefined ? {} : { title }) },

@@ -93,6 +93,8 @@ export interface Backend {
     position: number | undefined,
   ): Promise<Lease>
   list(options: Required<Pick<ListOptions, 'limit'>> & ListOptions): Promise<SessionListing[]>
+  /** Removes a session's log, metadata and index entries; the caller holds its lease. */
+  remove(id: string): Promise<void>
   /** Indexed full-text search, if the backend has one (else the store scans). */
   search?(words: readonly string[], limit: number): Promise<SearchHit[]>
   close(): Promise<void>

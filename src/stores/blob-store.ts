@@ -1,10 +1,13 @@
 /**
  * Content-addressed files for payloads too large for one log line or row (B13): a file per
- * distinct content, named by its SHA-256, written once and never changed or deleted. Logs refer
- * to blobs by hash, so a fork or an import into the same store shares them for free.
+ * distinct content, named by its SHA-256, written once and never changed. Logs refer to blobs
+ * by hash, so a fork or an import into the same store shares them for free. `sweep` removes
+ * the blobs no log refers to any more (after `rudder sessions delete`); a `put` that finds its
+ * blob already there touches it, and the sweep spares what was touched lately, so a writer
+ * reusing a blob is never left pointing at a removed file (docs/decisions/0134).
  */
 import { createHash, randomUUID } from 'node:crypto'
-import { mkdir, open, readFile, rename, stat, unlink } from 'node:fs/promises'
+import { mkdir, open, readdir, readFile, rename, stat, unlink, utimes } from 'node:fs/promises'
 import { join } from 'node:path'
 import { LogCorruptError, StoreError } from '../core/index.js'
 import { syncDirectory } from './fs-sync.js'
@@ -19,6 +22,11 @@ export interface BlobStore {
   put(content: string): Promise<BlobAddress>
   /** Reads a blob back as a string. Throws `LogCorruptError` at `location` if it is missing or the wrong size. */
   get(address: BlobAddress, location: string): Promise<string>
+  /**
+   * Removes every blob whose hash is not in `referenced` and that no `put` touched in the last
+   * `graceMs`. Returns how many were removed.
+   */
+  sweep(referenced: ReadonlySet<string>, graceMs: number): Promise<number>
 }
 
 /** Opens (creating lazily) the blob directory `root`. */
@@ -40,7 +48,15 @@ export function createBlobStore(root: string, counters: StoreCounters | undefine
       const sha256 = createHash('sha256').update(buffer).digest('hex')
       const address = { sha256, bytes: buffer.length }
       const path = pathOf(sha256)
-      if (await exists(path, buffer.length)) return address
+      if (await exists(path, buffer.length)) {
+        // Marks the blob as in use for a concurrent sweep; gone meanwhile: write it again.
+        const now = new Date()
+        const isTouched = await utimes(path, now, now).then(
+          () => true,
+          () => false,
+        )
+        if (isTouched) return address
+      }
       const directory = join(root, sha256.slice(0, 2))
       const temporary = `${path}.${process.pid}-${randomUUID()}.tmp`
       try {
@@ -68,6 +84,45 @@ export function createBlobStore(root: string, counters: StoreCounters | undefine
         )
       }
       return address
+    },
+
+    async sweep(referenced, graceMs) {
+      let removed = 0
+      let prefixes: string[]
+      try {
+        prefixes = await readdir(root)
+      } catch {
+        // No blob directory: nothing was ever stored.
+        return 0
+      }
+      for (const prefix of prefixes) {
+        let names: string[]
+        try {
+          names = await readdir(join(root, prefix))
+        } catch {
+          continue
+        }
+        for (const name of names) {
+          if (!/^[0-9a-f]{64}$/.test(name) || referenced.has(name)) continue
+          const path = join(root, prefix, name)
+          // Moved aside first: a put touching it now either sees it gone (and writes it again)
+          // or touched it before the move, which the age check below sees.
+          const aside = `${path}.${process.pid}-${randomUUID()}.sweep`
+          try {
+            await rename(path, aside)
+          } catch {
+            continue
+          }
+          const { mtimeMs } = await stat(aside)
+          if (Date.now() - mtimeMs < graceMs) {
+            await rename(aside, path)
+            continue
+          }
+          await unlink(aside)
+          removed++
+        }
+      }
+      return removed
     },
 
     async get(address, location) {

@@ -12,6 +12,7 @@ import {
   openLiveSession,
   planCrashRepair,
   RudderError,
+  SessionBusyError,
   type SessionEvent,
   type SessionHeader,
 } from '../core/index.js'
@@ -378,6 +379,32 @@ export function createSessionStore(backend: Backend, options: StoreOptions = {})
         keptEvents: kept.length,
         ...(loaded.problem ? { problem: loaded.problem } : {}),
       }
+    },
+
+    async delete(id) {
+      ensureOpen()
+      checkSessionId(id)
+      if (live.has(id)) throw new SessionBusyError(id, process.pid)
+      const lease = await backend.acquire(id)
+      try {
+        await backend.remove(id)
+      } finally {
+        await lease.release()
+      }
+    },
+
+    async collectBlobs(options = {}) {
+      ensureOpen()
+      const blobs = backend.blobs
+      if (!blobs) return 0
+      const referenced = new Set<string>()
+      for (const id of await backend.ids())
+        for await (const batch of backend.records(id))
+          for (const record of batch)
+            if (record.kind === 'line' && record.text.includes('"blobs":'))
+              for (const match of record.text.matchAll(/"sha256":"([0-9a-f]{64})"/g))
+                referenced.add(match[1]!)
+      return blobs.sweep(referenced, options.graceMs ?? 3_600_000)
     },
 
     close() {

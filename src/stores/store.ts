@@ -158,6 +158,18 @@ export interface SessionStore {
    */
   repair(id: string): Promise<SalvageResult>
   /**
+   * Deletes a session: its log, metadata and search entries (not its blobs, which other
+   * sessions may share: see `collectBlobs`). Takes the writer lease first, so a session being
+   * written (here or by another process) throws `SessionBusyError` and is left as it was.
+   * Throws `SESSION_NOT_FOUND`.
+   */
+  delete(id: string): Promise<void>
+  /**
+   * Removes the large-payload files no session refers to any more (after deletes); blobs
+   * written or reused in the last `graceMs` (default an hour) are kept. Returns how many went.
+   */
+  collectBlobs(options?: { readonly graceMs?: number }): Promise<number>
+  /**
    * Closes every session still open from this store (flushing it), then the store. Call it
    * before the process exits: the flush window's timer does not keep the process alive.
    */

@@ -38,10 +38,11 @@ describe('the rudder bin', () => {
     expect(result.stderr).toBe('')
   })
 
-  it('prints help when there is no task (until the terminal UI exists)', async () => {
+  it('exits 2 with usage on stderr when there is no task and no terminal', async () => {
     const result = await rudder()
-    expect(result.code).toBe(0)
-    expect(result.stdout).toContain('rudder [options] "task"')
+    expect(result.code).toBe(2)
+    expect(result.stdout).toBe('')
+    expect(result.stderr).toContain('Usage: rudder [options] "task"')
   })
 
   it('rejects an unknown flag with exit 2 and says how to get help', async () => {

@@ -2,6 +2,7 @@
  * Parses the `rudder` command line into a command. Usage mistakes throw `UsageError`
  * (exit code 2) with the fix.
  */
+import { statSync } from 'node:fs'
 import { resolve } from 'node:path'
 import { parseArgs } from 'node:util'
 
@@ -9,6 +10,14 @@ import { parseArgs } from 'node:util'
 export class UsageError extends Error {
   override name = 'UsageError'
 }
+
+/** What the headless run prints on stdout (`--output-format`, `--json` = `stream-json`). */
+export type OutputFormat = 'text' | 'json' | 'stream-json'
+
+export const OUTPUT_FORMATS: readonly OutputFormat[] = ['text', 'json', 'stream-json']
+
+/** The approval presets of `--approval` (the terminal UI's and ACP's modes). */
+export type ApprovalPreset = 'ask' | 'auto-edit' | 'yolo'
 
 export type RunOptions = {
   readonly provider?: string
@@ -18,10 +27,34 @@ export type RunOptions = {
   readonly continueLatest: boolean
   readonly cwd: string
   readonly yes: boolean
-  readonly json: boolean
+  readonly outputFormat: OutputFormat
+  /** No progress, refusals or notices on stderr; errors still go there. */
+  readonly quiet: boolean
+  /** `-p` / `--print`: headless even with no task (never the interactive front end). */
+  readonly print: boolean
   readonly system?: string
+  readonly appendSystem?: string
   readonly maxSteps?: number
+  readonly timeoutMs?: number
+  readonly idleTimeoutMs?: number
+  readonly maxRetries?: number
+  /** `--allow` entries: tool names and bash patterns approved for this run. */
+  readonly allow: readonly string[]
+  readonly approval?: ApprovalPreset
+  /** `--output-last-message <file>`: the final assistant text is also written there. */
+  readonly outputLastMessage?: string
+  /** `-c key=value` overrides, as one config object (checked like a config file). */
+  readonly configOverrides: Readonly<Record<string, unknown>>
 }
+
+/**
+ * Where the task comes from: the argument, stdin (`-`, or no argument and stdin not a
+ * terminal), or both (an argument with piped input). Decided in main.ts (`runHeadless`).
+ */
+export type TaskArgument =
+  | { readonly kind: 'none' }
+  | { readonly kind: 'stdin' }
+  | { readonly kind: 'text'; readonly text: string }
 
 export type SessionsCommand =
   | {
@@ -32,9 +65,19 @@ export type SessionsCommand =
     }
   | { readonly action: 'show'; readonly id: string; readonly json: boolean }
   | { readonly action: 'export'; readonly id: string; readonly out?: string }
-  | { readonly action: 'import'; readonly file: string }
+  | { readonly action: 'import'; readonly file: string; readonly asNew: boolean }
   | { readonly action: 'fork'; readonly id: string; readonly atSeq?: number }
   | { readonly action: 'repair'; readonly id: string }
+  | { readonly action: 'delete'; readonly ids: readonly string[] }
+  | {
+      readonly action: 'prune'
+      /** Sessions last written before now minus this many milliseconds. */
+      readonly olderThanMs: number
+      /** Only this directory's sessions, unless --all. */
+      readonly cwd?: string
+      readonly dryRun: boolean
+    }
+  | { readonly action: 'help' }
 
 /** `rudder trust [dir]`, `rudder trust --list`, `rudder untrust [dir]`. */
 export type TrustCommand =
@@ -55,7 +98,8 @@ export type CliCommand =
   | { readonly kind: 'acp'; readonly options: AcpCommandOptions }
   | { readonly kind: 'trust'; readonly command: TrustCommand }
   | { readonly kind: 'version' }
-  | { readonly kind: 'run'; readonly task: string; readonly options: RunOptions }
+  | { readonly kind: 'run'; readonly task: TaskArgument; readonly options: RunOptions }
+  | { readonly kind: 'models'; readonly cwd: string; readonly json: boolean }
   | { readonly kind: 'sessions'; readonly store?: string; readonly command: SessionsCommand }
   | { readonly kind: 'mcp'; readonly cwd: string; readonly json: boolean }
   /** `rudder serve …`: the web host parses its own arguments (src/frontends/web). */
@@ -66,15 +110,32 @@ const RUN_OPTIONS = {
   model: { type: 'string', short: 'm' },
   store: { type: 'string' },
   resume: { type: 'string', short: 'r' },
-  continue: { type: 'boolean', short: 'c', default: false },
+  continue: { type: 'boolean', default: false },
   cwd: { type: 'string' },
   yes: { type: 'boolean', short: 'y', default: false },
   json: { type: 'boolean', default: false },
+  print: { type: 'boolean', short: 'p', default: false },
+  'output-format': { type: 'string' },
+  'output-last-message': { type: 'string' },
+  quiet: { type: 'boolean', short: 'q', default: false },
   system: { type: 'string' },
+  'append-system-prompt': { type: 'string' },
   'max-steps': { type: 'string' },
+  timeout: { type: 'string' },
+  'idle-timeout': { type: 'string' },
+  retries: { type: 'string' },
+  allow: { type: 'string', multiple: true },
+  approval: { type: 'string' },
+  config: { type: 'string', multiple: true },
   help: { type: 'boolean', short: 'h', default: false },
   version: { type: 'boolean', short: 'v', default: false },
 } as const
+
+/** Flags taking a number: `--retries -1` is a wrong number, not a missing one. */
+const NUMBER_FLAGS = ['--max-steps', '--retries', '--timeout', '--idle-timeout']
+
+/** The subcommands; anything else is a task (quoted, since a task has spaces). */
+const SUBCOMMANDS = new Set(['sessions', 'mcp', 'trust', 'untrust', 'acp', 'serve', 'models'])
 
 export function parseCommandLine(args: readonly string[], cwd: string): CliCommand {
   if (args[0] === 'sessions') return parseSessions(args.slice(1), cwd)
@@ -82,24 +143,31 @@ export function parseCommandLine(args: readonly string[], cwd: string): CliComma
   if (args[0] === 'trust' || args[0] === 'untrust') return parseTrust(args[0], args.slice(1), cwd)
   if (args[0] === 'acp') return parseAcp(args.slice(1))
   if (args[0] === 'serve') return { kind: 'serve', args: args.slice(1) }
-  const { values, positionals } = parse(args, RUN_OPTIONS, true)
+  if (args[0] === 'models') return parseModels(args.slice(1), cwd)
+  return parseRun(args, cwd)
+}
+
+function parseRun(args: readonly string[], cwd: string): CliCommand {
+  const { values, positionals } = parse(
+    NUMBER_FLAGS.reduce(joinNegativeValues, normalizeRunArgs(args)),
+    RUN_OPTIONS,
+    true,
+  )
   if (values.version) return { kind: 'version' }
   if (values.help) return { kind: 'help' }
-  if (positionals.length === 0) {
-    if (values.resume !== undefined || values.continue)
-      throw new UsageError(
-        '--resume and --continue need a task to run, e.g. rudder --continue "keep going"',
-      )
-    return { kind: 'help' }
-  }
   if (positionals.length > 1)
     throw new UsageError(
-      `expected one task, got ${positionals.length} arguments; quote the task: rudder "${positionals.join(' ')}"`,
+      SUBCOMMANDS.has(positionals[0]!)
+        ? `options of the task go after the subcommand: rudder ${positionals[0]} …`
+        : `expected one task, got ${positionals.length} arguments; quote the task: rudder "${positionals.join(' ')}"`,
     )
-  if (values.resume !== undefined && values.continue)
+  // `--resume` with no id (see normalizeRunArgs) means the newest session here: --continue.
+  const resume = values.resume === '' ? undefined : values.resume
+  const continueLatest = values.continue || values.resume === ''
+  if (resume !== undefined && values.continue)
     throw new UsageError('use either --resume <id> or --continue, not both')
-  const task = positionals[0]!
-  if (task.trim() === '')
+  const task = positionals[0]
+  if (task !== undefined && task !== '-' && task.trim() === '')
     throw new UsageError(
       'the task is empty; say what rudder should do, e.g. rudder "fix the failing test"',
     )
@@ -107,22 +175,182 @@ export function parseCommandLine(args: readonly string[], cwd: string): CliComma
     values['max-steps'] === undefined
       ? undefined
       : wholeNumber(values['max-steps'], '--max-steps', 1)
+  const outputFormat = outputFormatOf(values['output-format'], values.json)
+  const approval = values.approval === undefined ? undefined : approvalPreset(values.approval)
+  const retries =
+    values.retries === undefined ? undefined : wholeNumber(values.retries, '--retries', 0)
   return {
     kind: 'run',
-    task,
+    task:
+      task === undefined
+        ? { kind: 'none' }
+        : task === '-'
+          ? { kind: 'stdin' }
+          : { kind: 'text', text: task },
     options: {
-      continueLatest: values.continue,
-      cwd: resolve(cwd, values.cwd ?? '.'),
+      continueLatest,
+      cwd: existingDirectory(resolve(cwd, values.cwd ?? '.'), values.cwd),
       yes: values.yes,
-      json: values.json,
+      outputFormat,
+      quiet: values.quiet,
+      print: values.print,
+      allow: values.allow ?? [],
+      configOverrides: configOverrides(values.config ?? []),
       ...optional('provider', values.provider),
       ...optional('model', values.model),
       ...optional('store', values.store),
-      ...optional('resume', values.resume),
+      ...optional('resume', resume),
       ...optional('system', values.system),
+      ...optional('appendSystem', values['append-system-prompt']),
       ...optional('maxSteps', maxSteps),
+      ...optional('timeoutMs', duration(values.timeout, '--timeout')),
+      ...optional('idleTimeoutMs', duration(values['idle-timeout'], '--idle-timeout')),
+      ...optional('maxRetries', retries),
+      ...optional('approval', approval),
+      ...optional(
+        'outputLastMessage',
+        values['output-last-message'] === undefined
+          ? undefined
+          : resolve(cwd, values['output-last-message']),
+      ),
     },
   }
+}
+
+/**
+ * Two short options are overloaded, as in the peers: `-c key=value` overrides a config key
+ * (Codex) while a bare `-c` continues the newest session (Claude Code); `--resume` / `-r`
+ * without an id (last, before another option, or before a task with spaces) is `--continue`.
+ * Rewritten here into the unambiguous long forms (docs/decisions/0132-overloaded-short-options.md).
+ */
+function normalizeRunArgs(args: readonly string[]): string[] {
+  const out: string[] = []
+  for (let index = 0; index < args.length; index++) {
+    const arg = args[index]!
+    const next = args[index + 1]
+    if (arg === '--') {
+      out.push(...args.slice(index))
+      break
+    }
+    if (arg === '-c') {
+      // Anything shaped like `word=value` is an override (checked, with a message, later).
+      if (next !== undefined && /^[^\s=-][^\s=]*=/.test(next)) {
+        out.push(`--config=${next}`)
+        index++
+      } else out.push('--continue')
+      continue
+    }
+    if (arg === '--resume' || arg === '-r') {
+      const isId = next !== undefined && !next.startsWith('-') && !/\s/.test(next)
+      if (isId) {
+        out.push(`--resume=${next}`)
+        index++
+      } else out.push('--resume=')
+      continue
+    }
+    out.push(arg)
+  }
+  return out
+}
+
+/** `key=value` where key is a dotted config path: `model=…`, `retry.maxRetries=2`. */
+const CONFIG_ASSIGNMENT = /^[A-Za-z_][A-Za-z0-9_-]*(\.[A-Za-z0-9_-]+)*=/s
+
+/**
+ * `-c key=value` pairs as one config object. A value that parses as JSON is that value
+ * (`2`, `true`, `["a"]`, `{"x":1}`); anything else is a string (`model=openai/gpt-4.1`).
+ */
+export function configOverrides(assignments: readonly string[]): Record<string, unknown> {
+  const root: Record<string, unknown> = {}
+  for (const assignment of assignments) {
+    if (!CONFIG_ASSIGNMENT.test(assignment))
+      throw new UsageError(
+        `-c takes key=value with a dotted config key, e.g. -c model=openai/gpt-4.1 or -c retry.maxRetries=2; got ${JSON.stringify(assignment)}`,
+      )
+    const equals = assignment.indexOf('=')
+    const path = assignment.slice(0, equals).split('.')
+    const text = assignment.slice(equals + 1)
+    let value: unknown = text
+    try {
+      value = JSON.parse(text)
+    } catch {
+      // Not JSON: the text itself.
+    }
+    let target = root
+    for (const key of path.slice(0, -1)) {
+      const existing = target[key]
+      if (typeof existing !== 'object' || existing === null || Array.isArray(existing))
+        target[key] = {}
+      target = target[key] as Record<string, unknown>
+    }
+    target[path.at(-1)!] = value
+  }
+  return root
+}
+
+function outputFormatOf(value: string | undefined, json: boolean): OutputFormat {
+  if (value === undefined) return json ? 'stream-json' : 'text'
+  if (!(OUTPUT_FORMATS as readonly string[]).includes(value))
+    throw new UsageError(
+      `--output-format takes ${OUTPUT_FORMATS.join(', ')}; got ${JSON.stringify(value)}`,
+    )
+  if (json && value !== 'stream-json')
+    throw new UsageError(
+      `--json is --output-format stream-json; it cannot be combined with --output-format ${value}`,
+    )
+  return value as OutputFormat
+}
+
+function approvalPreset(value: string): ApprovalPreset {
+  if (value === 'ask' || value === 'auto-edit' || value === 'yolo') return value
+  throw new UsageError(
+    `--approval takes ask (refuse what would ask), auto-edit (file edits run) or yolo (everything the policy does not deny runs); got ${JSON.stringify(value)}`,
+  )
+}
+
+/** `90`, `90s`, `1500ms`, `2m`: a duration in milliseconds (bare numbers are seconds). */
+export function duration(value: string | undefined, flag: string): number | undefined {
+  if (value === undefined) return undefined
+  const match = /^(\d+(?:\.\d+)?)(ms|s|m)?$/.exec(value.trim())
+  const unit = match?.[2] ?? 's'
+  const ms = match ? Number(match[1]) * (unit === 'ms' ? 1 : unit === 's' ? 1000 : 60_000) : NaN
+  if (!Number.isFinite(ms) || ms < 1 || ms > 2_147_483_647)
+    throw new UsageError(
+      `${flag} takes a duration such as 30s, 1500ms or 2m (a bare number is seconds); got ${JSON.stringify(value)}`,
+    )
+  return Math.round(ms)
+}
+
+/** `--cwd` must name a directory that exists: otherwise every tool would fail later. */
+function existingDirectory(path: string, given: string | undefined): string {
+  let problem: string | undefined
+  try {
+    if (!statSync(path).isDirectory()) problem = 'is not a directory'
+  } catch (error) {
+    const code = (error as { code?: string }).code
+    problem =
+      code === 'ENOENT'
+        ? 'does not exist'
+        : code === 'EACCES'
+          ? 'cannot be read (permission denied)'
+          : `cannot be used (${(error as Error).message})`
+  }
+  if (problem === undefined) return path
+  throw new UsageError(
+    given === undefined
+      ? `the current directory ${path} ${problem}`
+      : `--cwd ${JSON.stringify(given)}: ${path} ${problem}; pass an existing directory`,
+  )
+}
+
+function parseModels(args: readonly string[], cwd: string): CliCommand {
+  const { values } = parse(
+    args,
+    { json: { type: 'boolean', default: false }, help: { type: 'boolean', short: 'h' } },
+    false,
+  )
+  if (values.help) return { kind: 'help' }
+  return { kind: 'models', cwd, json: values.json }
 }
 
 const TRUST_USAGE = 'rudder trust [dir] | rudder trust --list | rudder untrust [dir]'
@@ -174,12 +402,21 @@ function parseAcp(args: readonly string[]): CliCommand {
   }
 }
 
-const SESSIONS_USAGE =
-  'rudder sessions list|show <id>|export <id> [--out file]|import <file>|fork <id> [--at seq]|repair <id> [--store url]'
+export const SESSIONS_USAGE = `Usage:
+  rudder sessions list [--all] [--limit N] [--json]
+  rudder sessions show <id> [--json]
+  rudder sessions export <id> [--out file.jsonl]
+  rudder sessions import <file.jsonl> [--as-new]
+  rudder sessions fork <id> [--at seq]
+  rudder sessions repair <id>
+  rudder sessions delete <id>…
+  rudder sessions prune --older-than 30d [--all] [--dry-run]
+Every command takes --store url; an id may be any unambiguous prefix of one.`
 
 function parseSessions(args: readonly string[], cwd: string): CliCommand {
   const { values, positionals } = parse(
-    args,
+    // `--at -1` would read as a flag; take it as the value so the message says what is wrong.
+    ['--at', '--limit'].reduce(joinNegativeValues, [...args]),
     {
       store: { type: 'string' },
       cwd: { type: 'string' },
@@ -188,15 +425,24 @@ function parseSessions(args: readonly string[], cwd: string): CliCommand {
       out: { type: 'string', short: 'o' },
       at: { type: 'string' },
       json: { type: 'boolean', default: false },
+      'as-new': { type: 'boolean', default: false },
+      'older-than': { type: 'string' },
+      'dry-run': { type: 'boolean', default: false },
+      help: { type: 'boolean', short: 'h', default: false },
     },
     true,
   )
   const [action, target, ...rest] = positionals
-  if (rest.length > 0)
-    throw new UsageError(`unexpected argument ${JSON.stringify(rest[0])}; usage: ${SESSIONS_USAGE}`)
+  if (values.help || action === 'help' || action === undefined) {
+    if (action === undefined && !values.help)
+      throw new UsageError(`rudder sessions needs a command.\n${SESSIONS_USAGE}`)
+    return { kind: 'sessions', command: { action: 'help' } }
+  }
+  if (rest.length > 0 && action !== 'delete')
+    throw new UsageError(`unexpected argument ${JSON.stringify(rest[0])}.\n${SESSIONS_USAGE}`)
   const need = (what: string) => {
     if (target === undefined)
-      throw new UsageError(`rudder sessions ${action} needs ${what}; usage: ${SESSIONS_USAGE}`)
+      throw new UsageError(`rudder sessions ${action} needs ${what}.\n${SESSIONS_USAGE}`)
     return target
   }
   const store = values.store === undefined ? {} : { store: values.store }
@@ -214,7 +460,7 @@ function parseSessions(args: readonly string[], cwd: string): CliCommand {
       case 'export':
         return { action, id: need('a session id'), ...optional('out', values.out) }
       case 'import':
-        return { action, file: resolve(cwd, need('a JSONL file')) }
+        return { action, file: resolve(cwd, need('a JSONL file')), asNew: values['as-new'] }
       case 'fork':
         return {
           action,
@@ -226,13 +472,52 @@ function parseSessions(args: readonly string[], cwd: string): CliCommand {
         }
       case 'repair':
         return { action, id: need('a session id') }
+      case 'delete':
+        return { action, ids: [need('one or more session ids'), ...rest] }
+      case 'prune': {
+        if (values['older-than'] === undefined)
+          throw new UsageError(
+            `rudder sessions prune needs --older-than, e.g. --older-than 30d.\n${SESSIONS_USAGE}`,
+          )
+        if (target !== undefined)
+          throw new UsageError(`rudder sessions prune takes no id.\n${SESSIONS_USAGE}`)
+        return {
+          action,
+          olderThanMs: age(values['older-than']),
+          dryRun: values['dry-run'],
+          ...(values.all ? {} : { cwd: resolve(cwd, values.cwd ?? '.') }),
+        }
+      }
       default:
         throw new UsageError(
-          `unknown sessions command ${JSON.stringify(action ?? '')}; usage: ${SESSIONS_USAGE}`,
+          `unknown sessions command ${JSON.stringify(action)}.\n${SESSIONS_USAGE}`,
         )
     }
   })()
   return { kind: 'sessions', ...store, command }
+}
+
+function joinNegativeValues(args: readonly string[], flag: string): string[] {
+  const out: string[] = []
+  for (let index = 0; index < args.length; index++) {
+    const next = args[index + 1]
+    if (args[index] === flag && next !== undefined && /^-\d/.test(next)) {
+      out.push(`${flag}=${next}`)
+      index++
+    } else out.push(args[index]!)
+  }
+  return out
+}
+
+/** `30d`, `12h`, `90m`, `2w`: an age in milliseconds. */
+function age(value: string): number {
+  const match = /^(\d+)(m|h|d|w)$/.exec(value.trim())
+  if (!match || Number(match[1]) < 1)
+    throw new UsageError(
+      `--older-than takes an age such as 30d, 12h, 90m or 2w; got ${JSON.stringify(value)}`,
+    )
+  const unit = { m: 60_000, h: 3_600_000, d: 86_400_000, w: 604_800_000 }[match[2] as 'm']
+  return Number(match[1]) * unit
 }
 
 function parseMcp(args: readonly string[], cwd: string): CliCommand {
@@ -259,7 +544,7 @@ function parse<O extends Spec>(args: readonly string[], options: O, allowPositio
     return parseArgs({ args: [...args], options, allowPositionals, strict: true })
   } catch (error) {
     throw new UsageError(
-      `${(error as Error).message.replace(/\. To specify a positional.*$/s, '')}. Run \`rudder --help\` for usage.`,
+      `${(error as Error).message.replace(/\. To specify a positional.*$/s, '').replace(/\.+$/, '')}. Run \`rudder --help\` for usage.`,
     )
   }
 }

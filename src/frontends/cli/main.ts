@@ -1,15 +1,18 @@
 /**
  * The `rudder` command line. Returns the exit code: 0 success, 1 a task that did not complete,
- * 2 usage or configuration errors (with the fix), 130 interrupted (docs/spec.md §11).
+ * 2 usage or configuration errors (with the fix), 130 interrupted, 143 terminated
+ * (docs/spec.md §11).
  */
 import { readFileSync } from 'node:fs'
 import { Writable } from 'node:stream'
 import { ConfigError, RudderError } from '../../index.js'
 import { runAcp } from '../acp/run.js'
-import { parseCommandLine, UsageError } from './args.js'
+import { type CliCommand, parseCommandLine, SESSIONS_USAGE, UsageError } from './args.js'
 import { runTask } from './headless.js'
 import type { CliIo } from './io.js'
+import { jsonLine } from './json-lines.js'
 import { listMcpServers } from './mcp.js'
+import { listModels } from './models.js'
 import { runSessions } from './sessions.js'
 import { runTrust } from './trust.js'
 
@@ -19,12 +22,17 @@ const HELP = `rudder: an agent harness whose model sees exactly what the session
 
 Usage:
   rudder [options] "task"        run one task headless: the final answer goes to stdout
+  rudder [options] -             read the task from stdin (also: no task and stdin piped)
+  echo notes | rudder "task"     piped input is appended to the task
   rudder sessions list [--all] [--limit N] [--json]
   rudder sessions show <id> [--json]
   rudder sessions export <id> [--out file.jsonl]
-  rudder sessions import <file.jsonl>
+  rudder sessions import <file.jsonl> [--as-new]
   rudder sessions fork <id> [--at seq]
   rudder sessions repair <id>    copy the valid prefix of a damaged session into a new one
+  rudder sessions delete <id>…   delete sessions (and blobs no other session uses)
+  rudder sessions prune --older-than 30d [--all] [--dry-run]
+  rudder models [--json]         known provider/model pairs and whether their key is set
   rudder mcp list [--json]       start the MCP servers configured here and list their tools
   rudder trust [dir]             let dir's .rudder/config.json apply in full (default: here)
   rudder trust --list            the trusted directories
@@ -36,26 +44,48 @@ Usage:
   rudder --version | --help
 
 Options:
-  --model provider/model         e.g. deepseek/deepseek-chat, openai/gpt-4.1,
+  --model, -m provider/model     e.g. deepseek/deepseek-chat, openai/gpt-4.1,
                                  anthropic/claude-sonnet-5-5, ollama/qwen3:8b
   --provider name                a provider, or scripted:<file.json>, or replay:<session-id>
   --store url                    sqlite:<path> (default ~/.rudder/sessions.db), jsonl:<dir>, memory:
-  --resume <id>                  continue a session
+  --resume, -r [id]              continue a session (an id prefix will do); no id: --continue
   --continue, -c                 continue the newest session of this directory
   --cwd <dir>                    the workspace (default: the current directory)
+  --print, -p                    run headless (the default with a task; for Claude Code habits)
+  --output-format text|json|stream-json
+                                 text: the final answer; json: one result object;
+                                 stream-json: events and live notifications as JSON lines
+  --json                         the same as --output-format stream-json
+  --output-last-message <file>   also write the final answer to file
+  --quiet, -q                    no progress, refusals or notices on stderr (errors still)
   --yes, -y                      approve tool calls the approval policy would ask about
-  --json                         stream events and live notifications as JSON lines
+  --approval ask|auto-edit|yolo  ask: refuse what would ask; auto-edit: file edits run;
+                                 yolo: everything the policy does not deny runs
+  --allow <tool|bash:pattern>    approve a tool (write) or bash commands (bash:npm test*)
+                                 for this run; repeatable
   --system <text>                replace the system prompt
+  --append-system-prompt <text>  add to the end of the system prompt
   --max-steps N                  steps per turn before the turn ends (default 100)
+  --timeout <duration>           wait this long for a response to start (default 60s)
+  --idle-timeout <duration>      longest silence inside a response (default 120s)
+  --retries N                    retries of a failed request (default 4; 0: none)
+  -c key=value, --config key=value
+                                 override a config key for this run (-c retry.maxRetries=1);
+                                 repeatable; values are JSON or else text
+  --help, -h | --version, -v
 
-Keys come from DEEPSEEK_API_KEY, OPENAI_API_KEY, ANTHROPIC_API_KEY or the config files
-~/.rudder/config.json and .rudder/config.json (a project's file may only tighten approvals
-until you trust its directory). Exit codes: 0 completed, 1 not completed, 2 usage or
-configuration error, 130 interrupted.
+Progress (retries, tool calls) goes to stderr when it is a terminal; refusals always do unless
+--quiet. Keys come from DEEPSEEK_API_KEY, OPENAI_API_KEY, ANTHROPIC_API_KEY or the config files
+~/.rudder/config.json and the nearest .rudder/config.json up to the repository root (a
+project's file may only tighten approvals until you trust its directory).
+
+Exit codes: 0 completed, 1 not completed (error, limit, refused prompt), 2 usage or
+configuration error, 130 interrupted (Ctrl-C), 143 terminated (SIGTERM).
 `
 
 /** Runs the CLI with `args` (without the node and script paths). */
 export async function main(args: readonly string[], io: CliIo): Promise<number> {
+  let jsonErrors = false
   try {
     const command = parseCommandLine(args, io.cwd)
     switch (command.kind) {
@@ -66,9 +96,16 @@ export async function main(args: readonly string[], io: CliIo): Promise<number> 
         io.stdout.write(HELP)
         return 0
       case 'run':
-        return await runTask(command.task, command.options, io)
+        jsonErrors = command.options.outputFormat !== 'text'
+        return await runHeadless(command, io)
       case 'sessions':
+        if (command.command.action === 'help') {
+          io.stdout.write(`${SESSIONS_USAGE}\n`)
+          return 0
+        }
         return await runSessions(command.command, command.store, io)
+      case 'models':
+        return listModels(command, io)
       case 'mcp':
         return await listMcpServers(command, io)
       case 'trust':
@@ -87,32 +124,132 @@ export async function main(args: readonly string[], io: CliIo): Promise<number> 
         return await (await import('../web/serve-command.js')).runServe(command.args, io)
     }
   } catch (error) {
-    return reportFailure(error, io)
+    return reportFailure(error, io, jsonErrors)
   }
 }
 
-/** Caller and configuration mistakes exit 2; anything else that escaped exits 1. */
-function reportFailure(error: unknown, io: CliIo): number {
-  if (error instanceof UsageError || error instanceof ConfigError) {
-    io.stderr.write(`rudder: ${error.message}\n`)
-    return 2
-  }
-  if (error instanceof RudderError) {
-    io.stderr.write(`rudder: ${error.message}\n`)
-    const isCallerMistake = [
-      'INVALID_INPUT',
-      'SESSION_NOT_FOUND',
-      'SESSION_BUSY',
-      'OPEN_TURN',
-      'FORMAT_TOO_NEW',
-      'LOG_CORRUPT',
-    ].includes(error.code)
-    return isCallerMistake ? 2 : 1
-  }
+type RunCommand = Extract<CliCommand, { kind: 'run' }>
+
+/**
+ * The one place that decides whether a run is headless: a task argument, `-`, or no task with
+ * stdin piped runs headless; no task with stdin a terminal opens the interactive front end.
+ */
+async function runHeadless(command: RunCommand, io: CliIo): Promise<number> {
+  const task = await taskOf(command, io)
+  if (task === undefined && command.options.print)
+    throw new UsageError(
+      'rudder -p needs a task: an argument, or stdin (rudder -p "fix the failing test", echo "fix it" | rudder -p)',
+    )
+  if (task === undefined) return openInteractive(command, io)
+  return runTask(task, command.options, io)
+}
+
+/**
+ * No task, and stdin is a terminal (or nothing to read): the interactive front end's entry.
+ * Until it exists, usage on stderr and exit 2 (docs/decisions/0130-headless-or-not.md).
+ */
+async function openInteractive(_command: RunCommand, io: CliIo): Promise<number> {
   io.stderr.write(
-    `rudder: unexpected failure: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
+    'rudder: no task given. Pass one as an argument or on stdin, e.g. rudder "fix the failing test" or echo "fix it" | rudder\nUsage: rudder [options] "task" | rudder [options] - < task.txt | rudder --help for every command and option\n',
   )
-  return 1
+  return 2
+}
+
+/**
+ * The task: the argument; stdin for `-`; stdin when there is no argument and stdin is a pipe or
+ * a file; the argument followed by such piped input. A terminal, or an inherited socket that
+ * may never end, is read only for `-`. Undefined when there is no task at all.
+ */
+async function taskOf(command: RunCommand, io: CliIo): Promise<string | undefined> {
+  const kind = io.stdinKind ?? 'other'
+  const { task } = command
+  switch (task.kind) {
+    case 'stdin': {
+      const text = await readStdin(io)
+      if (text.trim() === '')
+        throw new UsageError('the task on stdin is empty; pipe in what rudder should do')
+      return text
+    }
+    case 'none': {
+      if (kind !== 'pipe' && kind !== 'file') return noTask(command)
+      const text = await readStdin(io)
+      return text.trim() === '' ? noTask(command) : text
+    }
+    case 'text': {
+      if (kind !== 'pipe' && kind !== 'file') return task.text
+      const text = await readStdin(io)
+      return text.trim() === '' ? task.text : `${task.text}\n\n${text}`
+    }
+  }
+}
+
+function noTask(command: RunCommand): undefined {
+  if (command.options.resume !== undefined || command.options.continueLatest)
+    throw new UsageError(
+      '--resume and --continue need a task to run, e.g. rudder --continue "keep going"',
+    )
+  return undefined
+}
+
+async function readStdin(io: CliIo): Promise<string> {
+  if (io.stdin === undefined) throw new UsageError('the task is "-" but there is no stdin to read')
+  const chunks: Buffer[] = []
+  for await (const chunk of io.stdin) chunks.push(Buffer.from(chunk as Buffer))
+  return Buffer.concat(chunks).toString('utf8').replace(/\n+$/, '')
+}
+
+/** Caller and configuration mistakes exit 2; anything else that escaped exits 1. */
+function reportFailure(error: unknown, io: CliIo, asJson: boolean): number {
+  const { code, message, exitCode } = describeFailure(error)
+  io.stderr.write(`rudder: ${message}\n`)
+  if (asJson) io.stdout.write(jsonLine({ type: 'error', code, message, exitCode }))
+  return exitCode
+}
+
+const CALLER_MISTAKES = new Set([
+  'INVALID_INPUT',
+  'SESSION_NOT_FOUND',
+  'SESSION_BUSY',
+  'OPEN_TURN',
+  'FORMAT_TOO_NEW',
+  'LOG_CORRUPT',
+])
+
+function describeFailure(error: unknown): { code: string; message: string; exitCode: number } {
+  if (error instanceof UsageError) return { code: 'USAGE', message: error.message, exitCode: 2 }
+  if (error instanceof ConfigError) return { code: 'CONFIG', message: error.message, exitCode: 2 }
+  if (error instanceof RudderError)
+    return {
+      code: error.code,
+      message: error.message,
+      exitCode: CALLER_MISTAKES.has(error.code) ? 2 : 1,
+    }
+  const file = fileProblem(error)
+  if (file !== undefined) return { code: 'FILE', message: file, exitCode: 2 }
+  return {
+    code: 'UNEXPECTED',
+    message: `unexpected failure: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`,
+    exitCode: 1,
+  }
+}
+
+/** An ordinary file error (missing, permission, read-only…) as a sentence naming the path. */
+export function fileProblem(error: unknown): string | undefined {
+  const { code, path } = (error ?? {}) as { code?: unknown; path?: unknown }
+  if (typeof path !== 'string' || typeof code !== 'string') return undefined
+  const cause = FILE_CAUSES[code]
+  return cause === undefined ? undefined : `${path}: ${cause}`
+}
+
+const FILE_CAUSES: Readonly<Record<string, string>> = {
+  ENOENT: 'no such file or directory; check the path',
+  EACCES: "permission denied; check its permissions (and its directory's)",
+  EPERM: 'operation not permitted; check its permissions',
+  EROFS: 'the file system is read-only; choose a writable place',
+  ENOTDIR: 'a part of the path is not a directory; check the path',
+  EISDIR: 'is a directory; name a file',
+  EEXIST: 'already exists; choose another name or remove it',
+  ENOSPC: 'no space left on the device; free some space',
 }
 
 function version(): string {

@@ -1,9 +1,18 @@
 /**
- * `rudder sessions list|show|export|import|fork|repair`: the store from the command line.
+ * `rudder sessions list|show|export|import|fork|repair|delete|prune`: the store from the command
+ * line. Every id may be an unambiguous prefix (src/runtime/session-ids.ts).
  */
-import { createReadStream, createWriteStream } from 'node:fs'
+import { randomUUID } from 'node:crypto'
+import { createReadStream, createWriteStream, openSync } from 'node:fs'
 import { finished } from 'node:stream/promises'
-import { loadConfig, openStore, type SessionListing, type SessionStore } from '../../index.js'
+import {
+  loadConfig,
+  openStore,
+  RudderError,
+  type SessionListing,
+  type SessionStore,
+} from '../../index.js'
+import { resolveSessionId } from '../../runtime/session-ids.js'
 import type { SessionsCommand } from './args.js'
 import type { CliIo } from './io.js'
 import { renderTranscript } from './transcript.js'
@@ -40,11 +49,12 @@ async function run(command: SessionsCommand, store: SessionStore, io: CliIo): Pr
             ? 'no sessions yet\n'
             : `no sessions for ${command.cwd} (rudder sessions list --all shows every directory)\n`,
         )
-      } else io.stdout.write(formatListing(rows))
+      } else io.stdout.write(formatListing(rows, true))
       return 0
     }
     case 'show': {
-      const { header, events, tornTail, openTurn } = await store.read(command.id)
+      const id = await resolveSessionId(store, command.id)
+      const { header, events, tornTail, openTurn } = await store.read(id)
       if (command.json) {
         for (const event of events) io.stdout.write(`${JSON.stringify(event)}\n`)
         return 0
@@ -61,8 +71,13 @@ async function run(command: SessionsCommand, store: SessionStore, io: CliIo): Pr
       return 0
     }
     case 'export': {
-      const out = command.out === undefined ? io.stdout : createWriteStream(command.out)
-      for await (const line of store.exportJsonl(command.id)) out.write(line)
+      const id = await resolveSessionId(store, command.id)
+      // Opened first, so a missing directory is reported with its path before anything is read.
+      const out =
+        command.out === undefined
+          ? io.stdout
+          : createWriteStream('', { fd: openSync(command.out, 'w') })
+      for await (const line of store.exportJsonl(id)) out.write(line)
       if (out !== io.stdout) {
         const stream = out as ReturnType<typeof createWriteStream>
         stream.end()
@@ -71,21 +86,41 @@ async function run(command: SessionsCommand, store: SessionStore, io: CliIo): Pr
       return 0
     }
     case 'import': {
-      const header = await store.importJsonl(createReadStream(command.file))
-      io.stdout.write(`${header.id}\n`)
+      const input = createReadStream('', { fd: openSync(command.file, 'r') })
+      try {
+        const header = await store.importJsonl(command.asNew ? withNewId(input) : input)
+        io.stdout.write(`${header.id}\n`)
+      } catch (error) {
+        if (error instanceof RudderError && /already has a session/.test(error.message))
+          throw new RudderError(
+            'INVALID_INPUT',
+            `${error.message}; import it as a new session with rudder sessions import ${command.file} --as-new`,
+          )
+        throw error
+      } finally {
+        input.destroy()
+      }
       return 0
     }
     case 'fork': {
       const session = await store.fork(
-        command.id,
+        await resolveSessionId(store, command.id),
         command.atSeq === undefined ? {} : { atSeq: command.atSeq },
       )
       io.stdout.write(`${session.header.id}\n`)
       await session.close()
       return 0
     }
+    case 'help':
+      return 0
     case 'repair': {
-      const salvage = await store.repair(command.id)
+      const sourceId = await resolveSessionId(store, command.id)
+      const healthy = await isHealthy(store, sourceId)
+      if (healthy !== undefined) {
+        io.stderr.write(`rudder: ${sourceId} ${healthy}; nothing to repair, nothing created\n`)
+        return 0
+      }
+      const salvage = await store.repair(sourceId)
       const id = salvage.session.header.id
       await salvage.session.close()
       io.stdout.write(`${id}\n`)
@@ -96,14 +131,135 @@ async function run(command: SessionsCommand, store: SessionStore, io: CliIo): Pr
       )
       return 0
     }
+    case 'delete': {
+      // Every id is resolved before anything is deleted: one bad id deletes nothing.
+      const ids = [
+        ...new Set(await Promise.all(command.ids.map((id) => resolveSessionId(store, id)))),
+      ]
+      for (const id of ids) {
+        await store.delete(id)
+        io.stdout.write(`deleted ${id}\n`)
+      }
+      await reportBlobs(store, io)
+      return 0
+    }
+    case 'prune': {
+      const before = Date.now() - command.olderThanMs
+      const old = (await everySession(store, command.cwd)).filter((row) => row.updatedAt < before)
+      if (command.dryRun) {
+        for (const row of old) io.stdout.write(`would delete ${row.id}  ${row.title ?? ''}\n`)
+        io.stderr.write(`rudder: ${old.length} sessions would be deleted (--dry-run)\n`)
+        return 0
+      }
+      let busy = 0
+      for (const row of old) {
+        try {
+          await store.delete(row.id)
+          io.stdout.write(`deleted ${row.id}\n`)
+        } catch (error) {
+          if (!(error instanceof RudderError) || error.code !== 'SESSION_BUSY') throw error
+          busy++
+          io.stderr.write(`rudder: kept ${row.id}: it is being written now\n`)
+        }
+      }
+      io.stderr.write(
+        `rudder: deleted ${old.length - busy} sessions last written before ${new Date(before).toISOString()}${command.cwd === undefined ? '' : ` in ${command.cwd} (--all for every directory)`}\n`,
+      )
+      await reportBlobs(store, io)
+      return 0
+    }
   }
 }
 
-function formatListing(rows: readonly SessionListing[]): string {
-  const lines = rows.map((row) => {
-    const updated = new Date(row.updatedAt).toISOString().replace('T', ' ').slice(0, 16)
-    const title = row.title ?? '(untitled)'
-    return `${row.id}  ${updated}  ${String(row.eventCount).padStart(6)} events  ${title}`
-  })
-  return `${lines.join('\n')}\n`
+async function reportBlobs(store: SessionStore, io: CliIo): Promise<void> {
+  const removed = await store.collectBlobs()
+  if (removed > 0) io.stderr.write(`rudder: removed ${removed} large payloads no session uses\n`)
+}
+
+/** Every listing row (of `cwd`, if given), page by page. */
+async function everySession(
+  store: SessionStore,
+  cwd: string | undefined,
+): Promise<SessionListing[]> {
+  const rows: SessionListing[] = []
+  let cursor: string | undefined
+  for (;;) {
+    const page = await store.list({
+      limit: 500,
+      ...(cwd === undefined ? {} : { cwd }),
+      ...(cursor === undefined ? {} : { cursor }),
+    })
+    rows.push(...page)
+    if (page.length < 500) return rows
+    cursor = page.at(-1)!.cursor
+  }
+}
+
+/** Undefined when the log has damage `repair` is for; else what to tell the person. */
+async function isHealthy(store: SessionStore, id: string): Promise<string | undefined> {
+  try {
+    const snapshot = await store.read(id)
+    if (snapshot.tornTail !== undefined) return undefined
+    return snapshot.openTurn === undefined
+      ? 'has no damage'
+      : `has no damage (its open turn ${snapshot.openTurn} is closed as canceled when it is next opened, unless it is running now)`
+  } catch (error) {
+    if (error instanceof RudderError && error.code === 'LOG_CORRUPT') return undefined
+    throw error
+  }
+}
+
+/** An export's text with a new session id in its header line (`import --as-new`). */
+async function* withNewId(input: AsyncIterable<string | Buffer>): AsyncIterable<string> {
+  let head = ''
+  let replaced = false
+  for await (const chunk of input) {
+    if (replaced) {
+      yield chunk.toString()
+      continue
+    }
+    head += chunk.toString()
+    const newline = head.indexOf('\n')
+    if (newline < 0) continue
+    yield `${newHeader(head.slice(0, newline))}${head.slice(newline)}`
+    replaced = true
+  }
+  if (!replaced && head !== '') yield newHeader(head)
+}
+
+function newHeader(line: string): string {
+  let header: Record<string, unknown>
+  try {
+    header = JSON.parse(line) as Record<string, unknown>
+  } catch {
+    // The import reports the bad header with its line.
+    return line
+  }
+  return JSON.stringify({ ...header, id: randomUUID() })
+}
+
+/** A header row, then one row per session: id, last write, events, directory, title. */
+function formatListing(rows: readonly SessionListing[], showDirectory: boolean): string {
+  const table = rows.map((row) => [
+    row.id,
+    new Date(row.updatedAt).toISOString().replace('T', ' ').slice(0, 16),
+    String(row.eventCount),
+    ...(showDirectory ? [row.cwd ?? '-'] : []),
+    row.title ?? '(untitled)',
+  ])
+  const head = ['ID', 'UPDATED (UTC)', 'EVENTS', ...(showDirectory ? ['DIRECTORY'] : []), 'TITLE']
+  const widths = head.map((title, column) =>
+    Math.max(title.length, ...table.map((cells) => cells[column]!.length)),
+  )
+  const format = (cells: readonly string[]) =>
+    cells
+      .map((cell, column) =>
+        column === cells.length - 1
+          ? cell
+          : column === 2
+            ? cell.padStart(widths[column]!)
+            : cell.padEnd(widths[column]!),
+      )
+      .join('  ')
+  return `${[head, ...table].map(format).join('\n')}\n`
 }

@@ -3,7 +3,7 @@
  * (the header line, then one event per line), `meta.json` (for `list`) and the writer lease
  * files. Large payloads live in `<dir>/blobs/`. See docs/log-format.md.
  */
-import { mkdir, open, readdir, stat } from 'node:fs/promises'
+import { mkdir, open, readdir, rm, stat } from 'node:fs/promises'
 import { join } from 'node:path'
 import { LogCorruptError, type SessionHeader } from '../../core/index.js'
 import type { Backend, StoredRecord } from '../backend.js'
@@ -179,6 +179,18 @@ export async function createJsonlBackend(
         if (meta) rows.push(listingOf(meta.header, meta.eventCount, meta.updatedAt))
       }
       return page(rows, options)
+    },
+    async remove(id) {
+      // The log goes first: without it the directory is no session (see `exists`), so a crash
+      // in the middle leaves no half session behind, only a directory the next remove clears.
+      try {
+        await rm(logOf(id), { force: true })
+        await syncDirectory(directoryOf(id), counters)
+        await rm(directoryOf(id), { recursive: true, force: true })
+        await syncDirectory(sessionsDirectory, counters)
+      } catch (error) {
+        throw storeFailure(`cannot delete session ${id} (${directoryOf(id)})`, error)
+      }
     },
     async close() {},
   }

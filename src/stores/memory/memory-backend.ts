@@ -92,6 +92,9 @@ export function createMemoryBackend(): Backend {
       )
       return page(rows, options)
     },
+    async remove(id) {
+      sessions.delete(id)
+    },
     async close() {
       sessions.clear()
     },

@@ -33,7 +33,14 @@ export function createSqliteBackend(path: string, counters: StoreCounters | unde
     db = new Database(path)
     prepareDatabase(db, path)
   } catch (error) {
-    throw storeFailure(`cannot open the SQLite store ${path} (is it a rudder database?)`, error)
+    // Only a file that is not a database gets the question; permissions and missing
+    // directories speak for themselves in the cause.
+    const code = (error as { code?: unknown }).code
+    const isNotDatabase = code === 'SQLITE_NOTADB' || code === 'SQLITE_CORRUPT'
+    throw storeFailure(
+      `cannot open the SQLite store ${path}${isNotDatabase ? ' (is it a rudder database?)' : ''}`,
+      error,
+    )
   }
 
   const statements = {
@@ -66,6 +73,12 @@ export function createSqliteBackend(path: string, counters: StoreCounters | unde
       'INSERT OR REPLACE INTO leases (session_id, pid, host, token, acquired_at) VALUES (?, ?, ?, ?, ?)',
     ),
     releaseLease: db.prepare('DELETE FROM leases WHERE session_id = ? AND token = ?'),
+    unindexText: db.prepare(
+      "INSERT INTO message_fts (message_fts, rowid, text) SELECT 'delete', id, text FROM message_text WHERE session_id = ?",
+    ),
+    deleteText: db.prepare('DELETE FROM message_text WHERE session_id = ?'),
+    deleteEvents: db.prepare('DELETE FROM events WHERE session_id = ?'),
+    deleteSession: db.prepare('DELETE FROM sessions WHERE id = ?'),
     search: db.prepare<[string, number], SearchHit>(
       `SELECT t.session_id AS sessionId, t.seq AS seq, snippet(message_fts, 0, '', '', '…', 12) AS snippet
        FROM message_fts JOIN message_text t ON t.id = message_fts.rowid
@@ -226,6 +239,15 @@ export function createSqliteBackend(path: string, counters: StoreCounters | unde
           out.push(listingOf(header as SessionHeader, row.event_count, row.updated_at))
       }
       return out
+    },
+    async remove(id) {
+      // The lease row stays until the caller releases it, so nobody takes the id meanwhile.
+      commit(`cannot delete session ${id}`, () => {
+        statements.unindexText.run(id)
+        statements.deleteText.run(id)
+        statements.deleteEvents.run(id)
+        statements.deleteSession.run(id)
+      })
     },
     async search(words, limit) {
       const phrases = words

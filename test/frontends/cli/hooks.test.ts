@@ -87,7 +87,10 @@ describe('rudder with command hooks', () => {
     mkdirSync(join(box.cwd, 'build'))
     const result = await runCli(box.args('--yes', '--json', 'clean'), { env: box.env() })
     expect(result.code).toBe(0)
-    expect(result.stderr).toBe('rudder: hook:PreToolUse: guard: blocked a destructive command\n')
+    // The hook's own message, then the refusal as every refused call is shown (issue 10).
+    expect(result.stderr).toBe(
+      'rudder: hook:PreToolUse: guard: blocked a destructive command\nrudder: refused bash rm -rf build: not here\n',
+    )
     const events = result.stdout
       .split('\n')
       .filter((line) => line !== '')

@@ -59,3 +59,31 @@ export function runCli(
     child.on('close', (code, signal) => resolvePromise({ code, signal, stdout, stderr }))
   })
 }
+
+/**
+ * Runs a shell command line with bash, where `$RUDDER` is `node bin/rudder.js` (paths without
+ * spaces, as in CI and here): real pipes
+ * (FIFOs) between the processes, as a person's shell makes them.
+ */
+export function runShell(
+  command: string,
+  options: { env: Record<string, string>; cwd?: string },
+): Promise<CliRun> {
+  return new Promise((resolvePromise, reject) => {
+    const child = spawn('bash', ['-c', command], {
+      cwd: options.cwd ?? ROOT,
+      env: { ...options.env, RUDDER: `${process.execPath} ${BIN}` },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    })
+    let stdout = ''
+    let stderr = ''
+    child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
+      stdout += chunk
+    })
+    child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
+      stderr += chunk
+    })
+    child.on('error', reject)
+    child.on('close', (code, signal) => resolvePromise({ code, signal, stdout, stderr }))
+  })
+}
