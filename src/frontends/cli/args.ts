@@ -58,6 +58,16 @@ export type CliCommand =
   | { readonly kind: 'run'; readonly task: string; readonly options: RunOptions }
   | { readonly kind: 'sessions'; readonly store?: string; readonly command: SessionsCommand }
   | { readonly kind: 'mcp'; readonly cwd: string; readonly json: boolean }
+  /**
+   * The terminal UI (src/frontends/tui): `rudder interactive`, `rudder -i ["task"]`, or no task
+   * (`isExplicit` false: only in a terminal, else the help as before).
+   */
+  | {
+      readonly kind: 'interactive'
+      readonly task?: string
+      readonly options: RunOptions
+      readonly isExplicit: boolean
+    }
   /** `rudder serve …`: the web host parses its own arguments (src/frontends/web). */
   | { readonly kind: 'serve'; readonly args: readonly string[] }
 
@@ -74,6 +84,7 @@ const RUN_OPTIONS = {
   'max-steps': { type: 'string' },
   help: { type: 'boolean', short: 'h', default: false },
   version: { type: 'boolean', short: 'v', default: false },
+  interactive: { type: 'boolean', short: 'i', default: false },
 } as const
 
 export function parseCommandLine(args: readonly string[], cwd: string): CliCommand {
@@ -82,16 +93,16 @@ export function parseCommandLine(args: readonly string[], cwd: string): CliComma
   if (args[0] === 'trust' || args[0] === 'untrust') return parseTrust(args[0], args.slice(1), cwd)
   if (args[0] === 'acp') return parseAcp(args.slice(1))
   if (args[0] === 'serve') return { kind: 'serve', args: args.slice(1) }
-  const { values, positionals } = parse(args, RUN_OPTIONS, true)
+  const isInteractiveCommand = args[0] === 'interactive'
+  const { values, positionals } = parse(
+    isInteractiveCommand ? args.slice(1) : args,
+    RUN_OPTIONS,
+    true,
+  )
   if (values.version) return { kind: 'version' }
   if (values.help) return { kind: 'help' }
-  if (positionals.length === 0) {
-    if (values.resume !== undefined || values.continue)
-      throw new UsageError(
-        '--resume and --continue need a task to run, e.g. rudder --continue "keep going"',
-      )
-    return { kind: 'help' }
-  }
+  if (positionals.length === 0 || values.interactive || isInteractiveCommand)
+    return interactiveCommand(values, positionals, cwd, values.interactive || isInteractiveCommand)
   if (positionals.length > 1)
     throw new UsageError(
       `expected one task, got ${positionals.length} arguments; quote the task: rudder "${positionals.join(' ')}"`,
@@ -115,6 +126,42 @@ export function parseCommandLine(args: readonly string[], cwd: string): CliComma
       cwd: resolve(cwd, values.cwd ?? '.'),
       yes: values.yes,
       json: values.json,
+      ...optional('provider', values.provider),
+      ...optional('model', values.model),
+      ...optional('store', values.store),
+      ...optional('resume', values.resume),
+      ...optional('system', values.system),
+      ...optional('maxSteps', maxSteps),
+    },
+  }
+}
+
+function interactiveCommand(
+  values: ReturnType<typeof parse<typeof RUN_OPTIONS>>['values'],
+  positionals: readonly string[],
+  cwd: string,
+  isExplicit: boolean,
+): CliCommand {
+  if (positionals.length > 1)
+    throw new UsageError(
+      `expected one task, got ${positionals.length} arguments; quote the task: rudder -i "${positionals.join(' ')}"`,
+    )
+  if (values.resume !== undefined && values.continue)
+    throw new UsageError('use either --resume <id> or --continue, not both')
+  if (values.json) throw new UsageError('--json is for one task headless: rudder --json "task"')
+  const maxSteps =
+    values['max-steps'] === undefined
+      ? undefined
+      : wholeNumber(values['max-steps'], '--max-steps', 1)
+  return {
+    kind: 'interactive',
+    isExplicit,
+    ...optional('task', positionals[0]),
+    options: {
+      continueLatest: values.continue,
+      cwd: resolve(cwd, values.cwd ?? '.'),
+      yes: values.yes,
+      json: false,
       ...optional('provider', values.provider),
       ...optional('model', values.model),
       ...optional('store', values.store),

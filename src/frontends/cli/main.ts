@@ -19,6 +19,8 @@ const HELP = `rudder: an agent harness whose model sees exactly what the session
 
 Usage:
   rudder [options] "task"        run one task headless: the final answer goes to stdout
+  rudder [options]               in a terminal: the terminal UI (also rudder interactive)
+  rudder -i [options] ["task"]   the terminal UI, sending the task first
   rudder sessions list [--all] [--limit N] [--json]
   rudder sessions show <id> [--json]
   rudder sessions export <id> [--out file.jsonl]
@@ -67,6 +69,19 @@ export async function main(args: readonly string[], io: CliIo): Promise<number> 
         return 0
       case 'run':
         return await runTask(command.task, command.options, io)
+      case 'interactive': {
+        // No task: the terminal UI in a terminal; elsewhere what it always was (docs/spec.md §11).
+        const isTerminal = (io.stdin as { isTTY?: boolean } | undefined)?.isTTY === true
+        if (!command.isExplicit && !isTerminal) {
+          if (command.options.resume !== undefined || command.options.continueLatest)
+            throw new UsageError(
+              '--resume and --continue need a task to run, e.g. rudder --continue "keep going"',
+            )
+          io.stdout.write(HELP)
+          return 0
+        }
+        return await (await import('../tui/command.js')).runInteractiveCommand(command, io)
+      }
       case 'sessions':
         return await runSessions(command.command, command.store, io)
       case 'mcp':

@@ -1,0 +1,179 @@
+/**
+ * One transcript item as terminal lines (issue 12 item 3): a person's prompt, context folded
+ * to one line labelled by its producer (its text byte for byte when expanded), steering where
+ * it joined, assistant text as rendered Markdown with thinking folded, tool calls as cards,
+ * compaction as a divider with its token figures. Every line fits `width` (pi-tui refuses
+ * wider ones).
+ */
+import { Markdown, truncateToWidth, wrapTextWithAnsi } from '@mariozechner/pi-tui'
+import { assertNever, type JsonValue } from '../../index.js'
+import type { TranscriptItem } from '../view/transcript-model.js'
+import type { Theme } from './theme.js'
+
+/** Lines shown of a folded tool output or diff; the rest is one Ctrl-O away. */
+const FOLDED_TAIL = 6
+
+export type RenderOptions = {
+  readonly width: number
+  readonly isExpanded: boolean
+  readonly theme: Theme
+}
+
+export function itemLines(item: TranscriptItem, options: RenderOptions): string[] {
+  const { theme, width, isExpanded } = options
+  switch (item.kind) {
+    case 'user': {
+      if (item.role === 'prompt') return ['', ...wrap(item.text, width, '› ', theme.prompt)]
+      const label = theme.context(`${item.role === 'reference' ? '◆' : '▸'} ${item.label}`)
+      const size = describeSize(item.text, item.images)
+      if (!isExpanded) return [fit(`${label} ${theme.dim(`(${size}, Ctrl-O to expand)`)}`, width)]
+      return [fit(`${label} ${theme.dim(`(${size})`)}`, width), ...verbatim(item.text, width, '  ')]
+    }
+    case 'steering':
+      return wrap(
+        item.text,
+        width,
+        `↳ steer before step ${item.beforeStep}${item.label === 'user' ? '' : ` (${item.label})`}: `,
+        theme.steering,
+      )
+    case 'assistant':
+      return assistantLines(item, options)
+    case 'tool':
+      return toolLines(item, options)
+    case 'turn-start':
+      return []
+    case 'turn-end':
+      return item.reason.kind === 'completed'
+        ? []
+        : [
+            fit(
+              theme.warning(
+                `  turn ${item.turn} ended: ${item.reason.kind}${item.reason.kind === 'error' ? ` (${item.reason.message})` : ''}`,
+              ),
+              width,
+            ),
+          ]
+    case 'compaction': {
+      const figures = `compacted (${item.reason}): ${item.tokensBefore.toLocaleString('en-US')} → ${
+        item.tokensAfter === undefined ? '?' : item.tokensAfter.toLocaleString('en-US')
+      } tokens`
+      const rule = '─'.repeat(Math.max(0, Math.floor((width - figures.length - 2) / 2)))
+      const lines = [fit(theme.dim(`${rule} ${figures} ${rule}`), width)]
+      return isExpanded ? [...lines, ...verbatim(item.summary, width, '  ')] : lines
+    }
+    case 'extension':
+      return isExpanded ? [fit(theme.dim(`  · ${item.type}`), width)] : []
+    default:
+      return assertNever(item)
+  }
+}
+
+function assistantLines(
+  item: Extract<TranscriptItem, { kind: 'assistant' }>,
+  { width, isExpanded, theme }: RenderOptions,
+): string[] {
+  const lines: string[] = []
+  if (item.thinking !== '') {
+    if (isExpanded) lines.push(...wrap(item.thinking, width, '∴ ', theme.dim))
+    else {
+      const first = item.thinking.trim().split('\n')[0] ?? ''
+      lines.push(fit(theme.dim(`∴ thinking: ${first}`), width))
+    }
+  }
+  if (item.text !== '') {
+    const markdown = new Markdown(item.text, 0, 0, theme.markdown)
+    lines.push(...markdown.render(Math.max(1, width)).map((line) => fit(line, width)))
+  }
+  if (item.isStreaming && item.text === '' && item.thinking === '') lines.push(theme.dim('…'))
+  if (item.isInterrupted) lines.push(theme.warning('(interrupted)'))
+  return lines
+}
+
+function toolLines(
+  item: Extract<TranscriptItem, { kind: 'tool' }>,
+  { width, isExpanded, theme }: RenderOptions,
+): string[] {
+  const mark =
+    item.status === 'ok'
+      ? theme.ok('✓')
+      : item.status === 'running' || item.status === 'pending'
+        ? theme.accent('●')
+        : theme.error('✗')
+  const duration = item.durationMs === undefined ? '' : ` ${formatDuration(item.durationMs)}`
+  const head = `${mark} ${theme.bold(item.name)} ${argumentSummary(item.name, item.args)}`
+  const tail = theme.dim(` ${item.status}${duration}`)
+  const lines = [fit(`${head}${tail}`, width)]
+  const diff = diffOf(item.meta)
+  const body = diff ?? item.output ?? ''
+  if (body === '' || item.status === 'pending') return lines
+  const bodyLines = body.replace(/\n$/, '').split('\n')
+  const shown = isExpanded ? bodyLines : bodyLines.slice(-FOLDED_TAIL)
+  if (shown.length < bodyLines.length)
+    lines.push(theme.dim(fit(`  ⋮ ${bodyLines.length - shown.length} more lines`, width)))
+  for (const line of shown) {
+    const styled =
+      diff === undefined
+        ? theme.dim(line)
+        : line.startsWith('+')
+          ? theme.ok(line)
+          : line.startsWith('-')
+            ? theme.error(line)
+            : line
+    lines.push(fit(`  ${styled}`, width))
+  }
+  return lines
+}
+
+/** The arguments that matter for a card: a command, a path, a pattern. */
+function argumentSummary(name: string, args: JsonValue): string {
+  if (typeof args !== 'object' || args === null || Array.isArray(args)) return ''
+  const record = args as Record<string, JsonValue>
+  for (const key of ['command', 'path', 'pattern', 'file', 'url', 'query']) {
+    const value = record[key]
+    if (typeof value === 'string') return value.split('\n')[0] ?? ''
+  }
+  const text = JSON.stringify(args)
+  return name.startsWith('mcp__') || text.length < 80 ? text : `${text.slice(0, 77)}…`
+}
+
+function diffOf(meta: JsonValue | undefined): string | undefined {
+  if (typeof meta !== 'object' || meta === null || Array.isArray(meta)) return undefined
+  const diff = (meta as Record<string, JsonValue>).diff
+  return typeof diff === 'string' && diff !== '' ? diff : undefined
+}
+
+function describeSize(text: string, images: number): string {
+  const lines = text === '' ? 0 : text.split('\n').length
+  const parts = [`${lines} line${lines === 1 ? '' : 's'}`]
+  if (images > 0) parts.push(`${images} image${images === 1 ? '' : 's'}`)
+  return parts.join(', ')
+}
+
+export function formatDuration(ms: number): string {
+  return ms < 1000 ? `${Math.round(ms)}ms` : `${(ms / 1000).toFixed(1)}s`
+}
+
+/** Wrapped text with a styled prefix on the first line and an indent on the rest. */
+function wrap(text: string, width: number, prefix: string, style: (text: string) => string) {
+  const indent = ' '.repeat(Math.min(prefix.length, 4))
+  const inner = Math.max(1, width - indent.length)
+  const out: string[] = []
+  for (const [index, line] of wrapTextWithAnsi(style(prefix) + text, inner).entries())
+    out.push(fit(index === 0 ? line : indent + line, width))
+  return out.length === 0 ? [fit(style(prefix), width)] : out
+}
+
+/** Text as given, each line cut to the width (nothing reflowed, so it reads byte for byte). */
+function verbatim(text: string, width: number, indent: string): string[] {
+  const out: string[] = []
+  for (const line of text.split('\n')) {
+    const chunks = wrapTextWithAnsi(line.replace(/\t/g, '    '), Math.max(1, width - indent.length))
+    if (chunks.length === 0) out.push('')
+    for (const chunk of chunks) out.push(fit(indent + chunk, width))
+  }
+  return out
+}
+
+export function fit(line: string, width: number): string {
+  return truncateToWidth(line, Math.max(0, width))
+}
