@@ -30,11 +30,10 @@ import {
   type PromptCommand,
   parseCommand,
   promptArguments,
-  promptCommandName,
   slashCommands,
 } from './commands.js'
 import { type Dialog, dialogLines, handleDialogKey } from './dialogs.js'
-import { fit } from './item-lines.js'
+import { clip } from './item-lines.js'
 import { MentionError, mentionContexts } from './mentions.js'
 import { pendingLines } from './pending-panel.js'
 import { statusLine } from './status-line.js'
@@ -500,7 +499,7 @@ export class App {
     const height = tui.terminal.rows
     const bottom: string[] = []
     for (const line of this.note.slice(-Math.max(1, Math.floor(height / 2))))
-      bottom.push(...line.split('\n').map((part) => fit(part, width)))
+      bottom.push(...line.split('\n').map((part) => clip(part, width)))
     bottom.push(...pendingLines(this.inputs, width, theme))
     if (this.dialog) bottom.push(...dialogLines(this.dialog, width, theme))
     else bottom.push(...this.editor.render(width))

@@ -6,7 +6,7 @@
 import { matchesKey } from '@mariozechner/pi-tui'
 import { assertNever } from '../../index.js'
 import type { ApprovalAnswer, ApprovalQuestion } from '../../runtime/approval-control.js'
-import { fit } from './item-lines.js'
+import { clip } from './item-lines.js'
 import type { Theme } from './theme.js'
 
 export type PickItem = {
@@ -131,17 +131,17 @@ export function dialogLines(dialog: Dialog, width: number, theme: Theme): string
       const args = JSON.stringify(call.args)
       const lines = [
         rule,
-        fit(theme.warning(`Allow ${theme.bold(call.name)}? ${reason}`), width),
-        fit(`  ${args.length > 400 ? `${args.slice(0, 399)}…` : args}`, width),
+        clip(theme.warning(`Allow ${theme.bold(call.name)}? ${reason}`), width),
+        clip(`  ${args.length > 400 ? `${args.slice(0, 399)}…` : args}`, width),
       ]
       if (dialog.reason === undefined)
         lines.push(
-          fit(
+          clip(
             `  ${theme.bold('y')} allow once · ${theme.bold('a')} allow for this session · ${theme.bold('n')} deny with a reason · ${theme.bold('Esc')} deny and cancel the turn`,
             width,
           ),
         )
-      else lines.push(fit(`  reason for the model (Enter to deny): ${dialog.reason}▏`, width))
+      else lines.push(clip(`  reason for the model (Enter to deny): ${dialog.reason}▏`, width))
       return [...lines, rule]
     }
     case 'pick': {
@@ -149,16 +149,16 @@ export function dialogLines(dialog: Dialog, width: number, theme: Theme): string
       const start = Math.max(0, Math.min(dialog.selected - PICK_ROWS + 1, shown.length - PICK_ROWS))
       const lines = [
         rule,
-        fit(theme.bold(dialog.title), width),
-        fit(`  search: ${dialog.filter}▏`, width),
+        clip(theme.bold(dialog.title), width),
+        clip(`  search: ${dialog.filter}▏`, width),
       ]
       for (const [offset, item] of shown.slice(start, start + PICK_ROWS).entries()) {
         const isSelected = start + offset === dialog.selected
         const text = `${isSelected ? '›' : ' '} ${item.label}  ${theme.dim(item.description ?? '')}`
-        lines.push(fit(isSelected ? theme.accent(text) : text, width))
+        lines.push(clip(isSelected ? theme.accent(text) : text, width))
       }
       if (shown.length === 0) lines.push(theme.dim('  no session matches'))
-      else lines.push(theme.dim(fit(`  ${shown.length} of ${dialog.items.length}`, width)))
+      else lines.push(theme.dim(clip(`  ${shown.length} of ${dialog.items.length}`, width)))
       return [...lines, rule]
     }
     case 'confirm':
@@ -181,5 +181,9 @@ function wrapPlain(text: string, width: number): string[] {
 }
 
 function isPrintable(data: string): boolean {
-  return data.length > 0 && !/[\x00-\x1f\x7f]/.test(data)
+  for (const char of data) {
+    const code = char.codePointAt(0) ?? 0
+    if (code < 0x20 || code === 0x7f) return false
+  }
+  return data.length > 0
 }

@@ -76,7 +76,7 @@ async function sessionReference(store: SessionStore, id: string): Promise<UserMe
             return `[tool call ${block.name} ${JSON.stringify(block.args)}]`
           case 'image':
             return '[image]'
-          case 'thinking':
+          default:
             return ''
         }
       })

@@ -5,7 +5,7 @@
  */
 import { findKnownModel } from '../../index.js'
 import type { TranscriptStatus } from '../view/transcript-model.js'
-import { fit } from './item-lines.js'
+import { clip } from './item-lines.js'
 import type { Theme } from './theme.js'
 
 export type StatusFacts = {
@@ -41,7 +41,7 @@ export function statusLine(facts: StatusFacts, width: number, theme: Theme): str
   }
   parts.push(facts.store)
   const line = parts.join(' · ')
-  return fit(
+  return clip(
     facts.flash === undefined
       ? theme.dim(line)
       : `${theme.warning(facts.flash)}  ${theme.dim(line)}`,

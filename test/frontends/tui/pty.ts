@@ -13,7 +13,10 @@ export type TerminalRun = {
   /** The visible screen as one string. */
   text(): string
   /** Resolves once `predicate` holds for the screen (checked after each write). */
-  waitFor(predicate: string | RegExp | ((screen: string) => boolean), what?: string): Promise<string>
+  waitFor(
+    predicate: string | RegExp | ((screen: string) => boolean),
+    what?: string,
+  ): Promise<string>
   /** Types bytes as the keyboard would send them. */
   type(data: string): void
   resize(columns: number, rows: number): void
