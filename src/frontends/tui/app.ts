@@ -17,6 +17,7 @@ import {
 import type { SessionEvent, UserMessageData } from '../../index.js'
 import type { ApprovalAnswer, ApprovalQuestion } from '../../runtime/approval-control.js'
 import type { Host, SessionChoice, SessionRuntime } from '../../runtime/host.js'
+import { chooseMcpServers } from '../../runtime/mcp-servers.js'
 import type { Notice } from '../../runtime/notices.js'
 import { isDirectoryTrusted, trustDirectory } from '../../runtime/trust.js'
 import { createInputsModel, type InputsModel } from '../view/inputs-model.js'
@@ -30,6 +31,7 @@ import {
   type PromptCommand,
   parseCommand,
   promptArguments,
+  promptCommandName,
   slashCommands,
 } from './commands.js'
 import { type Dialog, dialogLines, handleDialogKey } from './dialogs.js'
@@ -166,6 +168,13 @@ export class App {
       this.editor.setAutocompleteProvider(
         new CombinedAutocompleteProvider(slashCommands(this.prompts), runtime.cwd),
       )
+      if (this.prompts.length > 0)
+        this.setNote([
+          ...this.note,
+          this.options.theme.dim(
+            `MCP prompts: ${this.prompts.map((command) => `/${promptCommandName(command)}`).join(' ')}`,
+          ),
+        ])
     } catch (error) {
       this.setNote([this.options.theme.error(`MCP prompts: ${messageOf(error)}`)])
     }
@@ -417,15 +426,27 @@ export class App {
     return { cwd: runtime.cwd, env: this.env, home: this.home }
   }
 
-  /** Issue 9 item 1: an untrusted project's settings were set aside; ask once whether to trust. */
+  /**
+   * Issue 9 item 1: settings of an untrusted project were set aside (provider endpoints, looser
+   * approval, hooks, MCP servers); ask once per run whether to trust the directory.
+   */
   private askTrustOnce(runtime: SessionRuntime): void {
     if (this.hasAskedTrust) return
-    const notice = runtime.config.notices.find((candidate) => candidate.command !== undefined)
-    if (!notice) return
+    const location = this.locationOf(runtime)
+    if (isDirectoryTrusted(location, runtime.cwd)) return
+    const what = [
+      ...runtime.config.notices
+        .filter((notice) => notice.command !== undefined)
+        .map((notice) => `${notice.file} sets ${notice.keys.join(', ')}`),
+      ...chooseMcpServers(location, runtime.config, false).ignored.map(
+        ({ file, names }) => `${file} starts the MCP servers ${names.join(', ')}`,
+      ),
+    ]
+    if (what.length === 0) return
     this.hasAskedTrust = true
     this.dialog = {
       kind: 'confirm',
-      title: `${notice.file} sets ${notice.keys.join(', ')}, which apply only in a trusted directory. Trust ${notice.directory}? (y/n)`,
+      title: `${what.join('; ')}: these apply only in a directory you trust. Trust ${runtime.cwd}? (y/n)`,
       onAnswer: (isYes) => {
         if (isYes)
           void this.trustDirectory(runtime).catch((error: unknown) =>
@@ -434,7 +455,7 @@ export class App {
         else
           this.setNote([
             this.options.theme.dim(
-              `not trusted; run /trust or rudder trust ${notice.directory} later`,
+              `not trusted; /trust (or rudder trust ${runtime.cwd}) trusts it later`,
             ),
           ])
       },

@@ -275,6 +275,18 @@ describe('rudder in a terminal', () => {
     expect(JSON.stringify(compaction.data)).toContain('The summary.')
   })
 
+  it('rudder -i "task" opens the UI and sends the task', async () => {
+    const context = setup()
+    const run = start(context, [{ text: 'Task received.' }], ['-i', 'do the thing'])
+    const screen = await run.waitFor('Task received.')
+    expect(screen).toMatch(/› do the thing/)
+    await idle(run)
+    run.type('/quit')
+    run.type(KEYS.enter)
+    expect(await run.exited).toBe(0)
+    await sessions(context)
+  })
+
   it('keeps the headless contract without a terminal', async () => {
     const context = setup()
     const help = await runCli([], { env: context.env })
