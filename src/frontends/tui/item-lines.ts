@@ -17,7 +17,12 @@ export type RenderOptions = {
   readonly width: number
   readonly isExpanded: boolean
   readonly theme: Theme
+  /** Kept by the caller per streaming item: the rendered finished paragraphs, reused. */
+  readonly streaming?: StreamingMemo
 }
+
+/** The finished part of a streaming message and its lines, so a delta renders only the rest. */
+export type StreamingMemo = { prefix: string; width: number; lines: readonly string[] }
 
 export function itemLines(item: TranscriptItem, options: RenderOptions): string[] {
   const { theme, width, isExpanded } = options
@@ -73,7 +78,7 @@ export function itemLines(item: TranscriptItem, options: RenderOptions): string[
 
 function assistantLines(
   item: Extract<TranscriptItem, { kind: 'assistant' }>,
-  { width, isExpanded, theme }: RenderOptions,
+  { width, isExpanded, theme, streaming }: RenderOptions,
 ): string[] {
   const lines: string[] = []
   if (item.thinking !== '') {
@@ -88,8 +93,23 @@ function assistantLines(
     // at the 100th delta as at the 10,000th (bench B6). The whole text is rendered once, final.
     const text = item.isStreaming ? streamingTail(item.text) : item.text
     if (text !== item.text) lines.push(theme.dim('⋮'))
-    const markdown = new Markdown(text, 0, 0, theme.markdown)
-    lines.push(...markdown.render(Math.max(1, width)).map((line) => clip(line, width)))
+    const markdown = (part: string) =>
+      new Markdown(part, 0, 0, theme.markdown)
+        .render(Math.max(1, width))
+        .map((line) => clip(line, width))
+    if (item.isStreaming && streaming) {
+      // Finished paragraphs (outside a code fence) do not change: render only what follows.
+      const cut = finishedUpTo(text)
+      const prefix = text.slice(0, cut)
+      if (streaming.prefix !== prefix || streaming.width !== width) {
+        streaming.prefix = prefix
+        streaming.width = width
+        streaming.lines = prefix === '' ? [] : markdown(prefix)
+      }
+      lines.push(...streaming.lines)
+      const rest = text.slice(cut)
+      if (rest.trim() !== '') lines.push(...(prefix === '' ? [] : ['']), ...markdown(rest))
+    } else lines.push(...markdown(text))
   }
   if (item.isStreaming && item.text === '' && item.thinking === '') lines.push(theme.dim('…'))
   if (item.isInterrupted) lines.push(theme.warning('(interrupted)'))
@@ -99,10 +119,27 @@ function assistantLines(
 /** Characters of a streaming message rendered (a few screens' worth). */
 const STREAMING_TAIL = 8000
 
+/** Where the cut moves in steps of this many characters, so the kept prefix stays the same. */
+const TAIL_STEP = 4096
+
 function streamingTail(text: string): string {
   if (text.length <= STREAMING_TAIL) return text
-  const from = text.indexOf('\n', text.length - STREAMING_TAIL)
-  return from < 0 ? text.slice(-STREAMING_TAIL) : text.slice(from + 1)
+  const start = Math.floor((text.length - STREAMING_TAIL) / TAIL_STEP) * TAIL_STEP
+  const from = text.indexOf('\n', start)
+  return from < 0 ? text.slice(start) : text.slice(from + 1)
+}
+
+/** The end of the last paragraph break outside a code fence (0 when there is none). */
+function finishedUpTo(text: string): number {
+  let cut = 0
+  let isInFence = false
+  let at = 0
+  for (const line of text.split('\n')) {
+    if (line.trimStart().startsWith('```')) isInFence = !isInFence
+    at += line.length + 1
+    if (!isInFence && line.trim() === '' && at <= text.length) cut = at
+  }
+  return cut
 }
 
 function toolLines(

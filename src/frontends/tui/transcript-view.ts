@@ -5,7 +5,7 @@
  * on screen, not the length of the session (bench B7).
  */
 import type { TranscriptItem } from '../view/transcript-model.js'
-import { itemLines } from './item-lines.js'
+import { itemLines, type StreamingMemo } from './item-lines.js'
 import type { Theme } from './theme.js'
 
 type Cached = {
@@ -19,6 +19,7 @@ export class TranscriptView {
   /** Lines above the bottom the view is scrolled to (0: following the end). */
   private scroll = 0
   private readonly cache = new Map<string, Cached>()
+  private readonly streaming = new Map<string, StreamingMemo>()
   /** Whether folded items (context, thinking, tool output) are shown in full. */
   isExpanded = false
 
@@ -42,6 +43,7 @@ export class TranscriptView {
   /** Forgets every cached item (a new session, or a theme change). */
   reset(): void {
     this.cache.clear()
+    this.streaming.clear()
     this.scroll = 0
   }
 
@@ -79,7 +81,17 @@ export class TranscriptView {
       cached.isExpanded === this.isExpanded
     )
       return cached.lines
-    const lines = itemLines(item, { width, isExpanded: this.isExpanded, theme: this.theme })
+    let streaming: StreamingMemo | undefined
+    if (item.kind === 'assistant' && item.isStreaming) {
+      streaming = this.streaming.get(item.key) ?? { prefix: '', width, lines: [] }
+      this.streaming.set(item.key, streaming)
+    } else this.streaming.delete(item.key)
+    const lines = itemLines(item, {
+      width,
+      isExpanded: this.isExpanded,
+      theme: this.theme,
+      ...(streaming === undefined ? {} : { streaming }),
+    })
     this.cache.set(item.key, { item, width, isExpanded: this.isExpanded, lines })
     return lines
   }
