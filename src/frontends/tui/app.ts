@@ -20,7 +20,7 @@ import type { Host, SessionChoice, SessionRuntime } from '../../runtime/host.js'
 import { chooseMcpServers } from '../../runtime/mcp-servers.js'
 import type { Notice } from '../../runtime/notices.js'
 import { isDirectoryTrusted, trustDirectory } from '../../runtime/trust.js'
-import { createInputsModel, type InputsModel } from '../view/inputs-model.js'
+import { createInputsModel, type InputsModel, isSettled } from '../view/inputs-model.js'
 import {
   createTranscriptModel,
   type LiveNotification,
@@ -267,7 +267,7 @@ export class App {
     if (!runtime || text.trim() === '') return
     if (how === 'enter') this.editor.addToHistory(text)
     this.note = []
-    for (const input of this.inputs.all) if (input.status !== 'queued') this.inputs.forget(input.id)
+    for (const input of this.inputs.all) if (isSettled(input)) this.inputs.forget(input.id)
     const command = parseCommand(text, this.prompts)
     try {
       if (command?.kind === 'builtin') return await this.runCommand(command.name, command.argument)

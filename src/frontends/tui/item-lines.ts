@@ -108,7 +108,8 @@ function assistantLines(
       }
       lines.push(...streaming.lines)
       const rest = text.slice(cut)
-      if (rest.trim() !== '') lines.push(...(prefix === '' ? [] : ['']), ...markdown(rest))
+      const needsGap = streaming.lines.length > 0 && streaming.lines.at(-1)?.trim() !== ''
+      if (rest.trim() !== '') lines.push(...(needsGap ? [''] : []), ...markdown(rest))
     } else lines.push(...markdown(text))
   }
   if (item.isStreaming && item.text === '' && item.thinking === '') lines.push(theme.dim('…'))
