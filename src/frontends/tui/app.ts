@@ -131,7 +131,7 @@ export class App {
     const stopLive = agent.subscribe((notification) => {
       this.transcript.applyNotification(notification as LiveNotification)
       this.inputs.applyNotification(notification as LiveNotification)
-      if (notification.type === 'request/retry') this.retryAt = Date.now() + notification.delayMs
+      if (notification.type === 'request/retry') this.countDown(notification.delayMs)
       if (notification.type === 'listener/error')
         this.setNote([
           this.options.theme.error(`${notification.source} failed: ${notification.message}`),
@@ -485,6 +485,18 @@ export class App {
       }
       this.options.tui.requestRender()
     })
+  }
+
+  /** Redraws the status line each second while a retry waits, so its countdown moves. */
+  private countDown(delayMs: number): void {
+    this.retryAt = Date.now() + delayMs
+    const retryAt = this.retryAt
+    const tick = () => {
+      this.options.tui.requestRender()
+      if (this.retryAt === retryAt && Date.now() < retryAt && !this.hasQuit)
+        setTimeout(tick, Math.min(1000, retryAt - Date.now())).unref()
+    }
+    tick()
   }
 
   private showNotice(notice: Notice): void {
