@@ -17,6 +17,8 @@ export type TerminalRun = {
     predicate: string | RegExp | ((screen: string) => boolean),
     what?: string,
   ): Promise<string>
+  /** Everything the program wrote, escape sequences included. */
+  output(): string
   /** Types bytes as the keyboard would send them. */
   type(data: string): void
   resize(columns: number, rows: number): void
@@ -107,6 +109,7 @@ export function runInTerminal(
         check()
       })
     },
+    output: () => output,
     type(data) {
       child.write(data)
     },

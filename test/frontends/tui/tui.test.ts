@@ -287,6 +287,30 @@ describe('rudder in a terminal', () => {
     await sessions(context)
   })
 
+  it('reflows on resize and writes no colour with NO_COLOR', async () => {
+    const context = setup()
+    context.env.NO_COLOR = '1'
+    const sentence = 'alpha beta gamma delta epsilon zeta eta theta iota kappa lambda mu'
+    const run = start(context, [{ text: sentence }])
+    await idle(run)
+    run.type('go')
+    run.type(KEYS.enter)
+    await run.waitFor('lambda mu')
+    await idle(run)
+    run.resize(30, 20)
+    const narrow = await run.waitFor(
+      (screen) => screen.includes('lambda') && !screen.includes('epsilon zeta eta theta'),
+      'the answer wrapped to 30 columns',
+    )
+    const rows = narrow.split('\n')
+    expect(rows.every((row) => row.length <= 30)).toBe(true)
+    expect(rows.some((row) => row.trim().startsWith('lambda') || row.includes(' mu'))).toBe(true)
+    // SGR colour codes (foreground 30–39) never appear; cursor and screen control may.
+    expect(run.output()).not.toMatch(new RegExp(`${String.fromCharCode(27)}\\[(?:\\d+;)*3\\dm`))
+    run.type(KEYS.ctrlD)
+    expect(await run.exited).toBe(0)
+  })
+
   it('keeps the headless contract without a terminal', async () => {
     const context = setup()
     const help = await runCli([], { env: context.env })
