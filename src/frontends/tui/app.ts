@@ -202,6 +202,7 @@ export class App {
       else this.editor.setText('')
       this.flash = { text: 'press Ctrl-C again to quit', until: now + DOUBLE_PRESS_MS }
       this.options.tui.requestRender()
+      setTimeout(() => this.options.tui.requestRender(), DOUBLE_PRESS_MS).unref()
       return true
     }
     if (matchesKey(data, 'ctrl+d')) {
