@@ -275,6 +275,31 @@ describe('rudder in a terminal', () => {
     expect(JSON.stringify(compaction.data)).toContain('The summary.')
   })
 
+  it('/model switches the model from the next step, logged as a request/header', async () => {
+    const context = setup()
+    const run = start(context, [{ text: 'First.' }, { text: 'Second.' }])
+    await idle(run)
+    run.type('one')
+    run.type(KEYS.enter)
+    await run.waitFor('First.')
+    await idle(run)
+    run.type('/model mini')
+    run.type(KEYS.enter)
+    await run.waitFor('model: scripted/mini from the next step')
+    run.type('two')
+    run.type(KEYS.enter)
+    await run.waitFor('Second.')
+    await idle(run)
+    run.type(KEYS.ctrlD)
+    expect(await run.exited).toBe(0)
+    const [session] = await sessions(context)
+    const headers = session!.events
+      .filter((event) => event.type === 'request/header')
+      .map((event) => (event.data as { model: string }).model)
+    expect(headers.at(-1)).toBe('mini')
+    expect(headers[0]).not.toBe('mini')
+  })
+
   it('rudder -i "task" opens the UI and sends the task', async () => {
     const context = setup()
     const run = start(context, [{ text: 'Task received.' }], ['-i', 'do the thing'])
