@@ -5,8 +5,6 @@
  * Everything the agent does goes through its public surface: send, steer, inject, cancel,
  * compact, and the approval control's asker.
  */
-import { writeFile } from 'node:fs/promises'
-import { resolve } from 'node:path'
 import {
   CombinedAutocompleteProvider,
   type Component,
@@ -27,7 +25,7 @@ import {
   type TranscriptModel,
 } from '../view/transcript-model.js'
 import {
-  HELP_TEXT,
+  type CommandName,
   type PromptCommand,
   parseCommand,
   promptArguments,
@@ -38,6 +36,7 @@ import { type Dialog, dialogLines, handleDialogKey } from './dialogs.js'
 import { clip } from './item-lines.js'
 import { MentionError, mentionContexts } from './mentions.js'
 import { pendingLines } from './pending-panel.js'
+import { runSlashCommand } from './slash-commands.js'
 import { statusLine } from './status-line.js'
 import type { Theme } from './theme.js'
 import { TranscriptView } from './transcript-view.js'
@@ -305,107 +304,23 @@ export class App {
     }
   }
 
-  private async runCommand(name: string, argument: string): Promise<void> {
+  private runCommand(name: CommandName, argument: string): Promise<void> {
     const runtime = this.runtime as SessionRuntime
-    const { theme } = this.options
-    switch (name) {
-      case 'help':
-        return this.setNote(HELP_TEXT.split('\n'))
-      case 'quit':
-        return this.quit(0)
-      case 'new':
-        await this.open({ kind: 'new' })
-        return this.setNote([theme.dim(`new session ${this.sessionId}`)])
-      case 'resume':
-        if (argument !== '') {
-          await this.open({ kind: 'resume', id: argument })
-          return
-        }
-        return this.pickSession()
-      case 'fork': {
-        const atSeq = argument === '' ? undefined : Number(argument)
-        if (atSeq !== undefined && !(Number.isInteger(atSeq) && atSeq >= 0))
-          return this.setNote([theme.error(`/fork takes a seq (a whole number), got ${argument}`)])
-        const from = runtime.session.header.id
-        await this.open({ kind: 'fork', id: from, ...(atSeq === undefined ? {} : { atSeq }) })
-        return this.setNote([theme.dim(`forked ${from} into ${this.sessionId}`)])
-      }
-      case 'compact': {
-        this.setNote([theme.dim('compacting…')])
-        const result = await runtime.agent.compact(
-          argument === '' ? {} : { instructions: argument },
-        )
-        return this.setNote([
-          result.status === 'compacted'
-            ? theme.dim(`compacted: ${result.tokensBefore} → ${result.tokensAfter} tokens`)
-            : theme.warning(`not compacted: ${'reason' in result ? result.reason : result.status}`),
-        ])
-      }
-      case 'model':
-        if (argument === '') return this.setNote([`model: ${runtime.label}`])
-        await runtime.setModel(argument)
-        return this.setNote([theme.dim(`model: ${runtime.label} from the next step`)])
-      case 'sessions': {
-        const listed = await this.options.host.store.list({ cwd: runtime.cwd, limit: 20 })
-        return this.setNote(
-          listed.map(
-            (session) =>
-              `${session.id}  ${new Date(session.updatedAt).toISOString().slice(0, 16)}  ${session.title ?? ''}`,
-          ),
-        )
-      }
-      case 'inject': {
-        if (argument === '') return this.setNote([theme.error('/inject needs the text to add')])
-        const delivery = runtime.agent.inject({
-          content: [{ type: 'text', text: argument }],
-          source: { kind: 'plugin', name: 'tui' },
-        })
-        this.inputs.track({
-          id: delivery.id,
-          kind: 'context',
-          data: {
-            content: [{ type: 'text', text: argument }],
-            source: { kind: 'plugin', name: 'tui' },
-          },
-        })
-        return
-      }
-      case 'export': {
-        const id = runtime.session.header.id
-        const file = resolve(runtime.cwd, argument === '' ? `rudder-${id}.jsonl` : argument)
-        const lines: string[] = []
-        for await (const line of this.options.host.store.exportJsonl(id)) lines.push(line)
-        await writeFile(file, lines.join(''), { flag: 'wx' })
-        return this.setNote([theme.dim(`exported ${lines.length} lines to ${file}`)])
-      }
-      case 'trust':
-        return this.trustDirectory(runtime)
-    }
-  }
-
-  private async pickSession(): Promise<void> {
-    const runtime = this.runtime as SessionRuntime
-    const listed = await this.options.host.store.list({ cwd: runtime.cwd, limit: 1000 })
-    const items = listed
-      .filter((session) => session.id !== runtime.session.header.id)
-      .map((session) => ({
-        value: session.id,
-        label: `${new Date(session.updatedAt).toISOString().slice(0, 16).replace('T', ' ')}  ${session.title ?? '(untitled)'}`,
-        description: `${session.id.slice(0, 8)} · ${session.eventCount} events`,
-      }))
-    if (items.length === 0) return this.setNote(['no other session in this directory'])
-    this.dialog = {
-      kind: 'pick',
-      title: 'Resume which session? (type to search, Enter to open, Esc to go back)',
-      items,
-      filter: '',
-      selected: 0,
-      onPick: (id) => {
-        void this.open({ kind: 'resume', id }).catch((error: unknown) =>
-          this.setNote([this.options.theme.error(messageOf(error))]),
-        )
+    return runSlashCommand(name, argument, {
+      runtime,
+      store: this.options.host.store,
+      theme: this.options.theme,
+      sessionId: () => this.sessionId,
+      open: (choice) => this.open(choice),
+      note: (lines) => this.setNote(lines),
+      showDialog: (dialog) => {
+        this.dialog = dialog
+        this.options.tui.requestRender()
       },
-    }
+      track: (id, data) => this.inputs.track({ id, kind: 'context', data }),
+      trust: () => this.trustDirectory(runtime),
+      quit: (code) => this.quit(code),
+    })
   }
 
   private async trustDirectory(runtime: SessionRuntime): Promise<void> {
