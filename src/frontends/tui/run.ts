@@ -91,6 +91,12 @@ export async function runInteractive(
   const quitting = new Promise<number>((resolveQuit) => {
     quit = resolveQuit
   })
+  // A closed terminal (SIGHUP) or a polite kill (SIGTERM) ends like a quit: the running turn
+  // is logged `canceled` and the store closed before the process exits.
+  const onHangUp = () => quit(129)
+  const onTerminate = () => quit(143)
+  process.on('SIGHUP', onHangUp)
+  process.on('SIGTERM', onTerminate)
   let app: App | undefined
   try {
     process.stdout.write(ENTER_ALTERNATE_SCREEN)
@@ -121,6 +127,8 @@ export async function runInteractive(
     await host.close()
     process.off('uncaughtException', onFatal)
     process.off('unhandledRejection', onFatal)
+    process.off('SIGHUP', onHangUp)
+    process.off('SIGTERM', onTerminate)
   }
 }
 

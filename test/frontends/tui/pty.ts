@@ -25,6 +25,8 @@ export type TerminalRun = {
   /** Resolves with the exit code once the program ends. */
   readonly exited: Promise<number>
   kill(): void
+  /** Sends a signal to the program. */
+  signal(name: NodeJS.Signals): void
 }
 
 export const KEYS = {
@@ -120,6 +122,9 @@ export function runInTerminal(
     exited,
     kill() {
       if (!hasExited) child.kill('SIGKILL')
+    },
+    signal(name) {
+      child.kill(name)
     },
   }
 }

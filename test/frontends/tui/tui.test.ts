@@ -336,6 +336,22 @@ describe('rudder in a terminal', () => {
     expect(await run.exited).toBe(0)
   })
 
+  it('SIGTERM during a turn ends it canceled in the log and restores the terminal', async () => {
+    const context = setup()
+    const run = start(context, [{ text: 'Working slowly.', holdUntilFile: 'never' }])
+    await idle(run)
+    run.type('slow task')
+    run.type(KEYS.enter)
+    await run.waitFor('Working slowly.')
+    run.signal('SIGTERM')
+    expect(await run.exited).toBe(143)
+    // The alternate screen was left: the last thing written switches back to the normal one.
+    expect(run.output()).toContain('\x1b[?1049l')
+    const [session] = await sessions(context)
+    const end = session!.events.find((event) => event.type === 'turn/end')!
+    expect(end.data).toMatchObject({ reason: { kind: 'canceled' } })
+  })
+
   it('keeps the headless contract without a terminal', async () => {
     const context = setup()
     const help = await runCli([], { env: context.env })
