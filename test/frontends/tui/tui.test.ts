@@ -275,6 +275,38 @@ describe('rudder in a terminal', () => {
     expect(JSON.stringify(compaction.data)).toContain('The summary.')
   })
 
+  it('@session:<id> attaches a snapshot of another session as a reference', async () => {
+    const context = setup()
+    // Each session runs its own copy of the script: both answer with its first step.
+    const run = start(context, [{ text: 'The answer is 42.' }])
+    await idle(run)
+    run.type('what is the answer?')
+    run.type(KEYS.enter)
+    await run.waitFor('The answer is 42.')
+    await idle(run)
+    const [first] = await sessions(context)
+    run.type('/new')
+    run.type(KEYS.enter)
+    await run.waitFor('new session')
+    run.type(`compare with @session:${first!.id}`)
+    run.type(KEYS.enter)
+    const screen = await run.waitFor(/› compare with[\s\S]*The answer is 42\./)
+    expect(screen).toContain(`◆ reference:${first!.id}@`)
+    await idle(run)
+    run.type(KEYS.ctrlD)
+    expect(await run.exited).toBe(0)
+    const second = (await sessions(context)).find((session) => session.id !== first!.id)!
+    const reference = second.events
+      .map((event) => event.data as { source?: { kind: string }; content?: { text: string }[] })
+      .find((data) => data.source?.kind === 'reference')!
+    expect(reference.source).toEqual({
+      kind: 'reference',
+      sessionId: first!.id,
+      throughSeq: first!.events.length - 1,
+    })
+    expect(reference.content![0]!.text).toContain('The answer is 42.')
+  })
+
   it('/model switches the model from the next step, logged as a request/header', async () => {
     const context = setup()
     const run = start(context, [{ text: 'First.' }, { text: 'Second.' }])
