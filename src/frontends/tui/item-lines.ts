@@ -84,15 +84,16 @@ function assistantLines(
   if (item.thinking !== '') {
     if (isExpanded) lines.push(...wrap(item.thinking, width, '∴ ', theme.dim))
     else {
-      const first = item.thinking.trim().split('\n')[0] ?? ''
+      const first = printable(item.thinking).trim().split('\n')[0] ?? ''
       lines.push(clip(theme.dim(`∴ thinking: ${first}`), width))
     }
   }
   if (item.text !== '') {
     // While streaming, only the tail can be on screen: render that, so a frame costs the same
     // at the 100th delta as at the 10,000th (bench B6). The whole text is rendered once, final.
-    const text = item.isStreaming ? streamingTail(item.text) : item.text
-    if (text !== item.text) lines.push(theme.dim('⋮'))
+    const whole = printable(item.text)
+    const text = item.isStreaming ? streamingTail(whole) : whole
+    if (text !== whole) lines.push(theme.dim('⋮'))
     const markdown = (part: string) =>
       new Markdown(part, 0, 0, theme.markdown)
         .render(Math.max(1, width))
@@ -154,11 +155,11 @@ function toolLines(
         ? theme.accent('●')
         : theme.error('✗')
   const duration = item.durationMs === undefined ? '' : ` ${formatDuration(item.durationMs)}`
-  const head = `${mark} ${theme.bold(item.name)} ${argumentSummary(item.name, item.args)}`
+  const head = `${mark} ${theme.bold(item.name)} ${printable(argumentSummary(item.name, item.args))}`
   const tail = theme.dim(` ${item.status}${duration}`)
   const lines = [clip(`${head}${tail}`, width)]
   const diff = diffOf(item.meta)
-  const body = diff ?? item.output ?? ''
+  const body = printable(diff ?? item.output ?? '')
   if (body === '' || item.status === 'pending') return lines
   const bodyLines = body.replace(/\n$/, '').split('\n')
   const shown = isExpanded ? bodyLines : bodyLines.slice(-FOLDED_TAIL)
@@ -212,7 +213,7 @@ function wrap(text: string, width: number, prefix: string, style: (text: string)
   const indent = ' '.repeat(Math.min(prefix.length, 4))
   const inner = Math.max(1, width - indent.length)
   const out: string[] = []
-  for (const [index, line] of wrapTextWithAnsi(style(prefix) + text, inner).entries())
+  for (const [index, line] of wrapTextWithAnsi(style(prefix) + printable(text), inner).entries())
     out.push(clip(index === 0 ? line : indent + line, width))
   return out.length === 0 ? [clip(style(prefix), width)] : out
 }
@@ -220,10 +221,43 @@ function wrap(text: string, width: number, prefix: string, style: (text: string)
 /** Text as given, each line cut to the width (nothing reflowed, so it reads byte for byte). */
 function verbatim(text: string, width: number, indent: string): string[] {
   const out: string[] = []
-  for (const line of text.split('\n')) {
-    const chunks = wrapTextWithAnsi(line.replace(/\t/g, '    '), Math.max(1, width - indent.length))
+  for (const line of printable(text).split('\n')) {
+    const chunks = wrapTextWithAnsi(line, Math.max(1, width - indent.length))
     if (chunks.length === 0) out.push('')
     for (const chunk of chunks) out.push(clip(indent + chunk, width))
+  }
+  return out
+}
+
+/**
+ * Text as it may reach the terminal: tabs as four spaces, and no escape sequences or other
+ * control characters (a tool's coloured output or a stray `\r` would move the cursor and
+ * break the screen). Newlines stay.
+ */
+export function printable(text: string): string {
+  let out = ''
+  // Where we are in an escape sequence: after ESC, in a CSI (`ESC [` … final byte), in an
+  // OSC (`ESC ]` … BEL or ST).
+  let sequence: 'none' | 'start' | 'csi' | 'osc' = 'none'
+  for (const char of text) {
+    const code = char.codePointAt(0) ?? 0
+    if (sequence === 'start') {
+      sequence = char === '[' ? 'csi' : char === ']' ? 'osc' : 'none'
+      continue
+    }
+    if (sequence === 'csi') {
+      if (code >= 0x40 && code <= 0x7e) sequence = 'none'
+      continue
+    }
+    if (sequence === 'osc') {
+      if (code === 0x07) sequence = 'none'
+      else if (code === 0x1b) sequence = 'start'
+      continue
+    }
+    if (code === 0x1b) sequence = 'start'
+    else if (char === '\t') out += '    '
+    else if (char === '\n' || (code >= 0x20 && code !== 0x7f && !(code >= 0x80 && code < 0xa0)))
+      out += char
   }
   return out
 }
