@@ -33,7 +33,7 @@ import {
   slashCommands,
 } from './commands.js'
 import { type Dialog, dialogLines, handleDialogKey } from './dialogs.js'
-import { clip } from './item-lines.js'
+import { clip, printable } from './item-lines.js'
 import { MentionError, mentionContexts } from './mentions.js'
 import { pendingLines } from './pending-panel.js'
 import { runSlashCommand } from './slash-commands.js'
@@ -133,7 +133,9 @@ export class App {
       if (notification.type === 'request/retry') this.countDown(notification.delayMs)
       if (notification.type === 'listener/error')
         this.setNote([
-          this.options.theme.error(`${notification.source} failed: ${notification.message}`),
+          this.options.theme.error(
+            printable(`${notification.source} failed: ${notification.message}`),
+          ),
         ])
       this.inputs.applyPending(agent.pending())
       this.options.tui.requestRender()
@@ -418,7 +420,7 @@ export class App {
   private showNotice(notice: Notice): void {
     if (notice.sessionId !== undefined && notice.sessionId !== this.sessionId) return
     const text = notice.source === 'rudder' ? notice.message : `${notice.source}: ${notice.message}`
-    this.setNote([...this.note, this.options.theme.warning(text)])
+    this.setNote([...this.note, this.options.theme.warning(printable(text))])
   }
 
   private setNote(lines: string[]): void {

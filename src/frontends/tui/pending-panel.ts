@@ -4,7 +4,7 @@
  * (blocked with the reason, discarded, error) until the next prompt is sent.
  */
 import type { InputsModel, TrackedInput } from '../view/inputs-model.js'
-import { clip } from './item-lines.js'
+import { clip, printable } from './item-lines.js'
 import type { Theme } from './theme.js'
 
 /** At most this many rows; older items collapse into a count. */
@@ -33,7 +33,7 @@ export function pendingLines(inputs: InputsModel, width: number, theme: Theme): 
     const kind = input.kind === 'steering' ? 'steer' : input.kind
     const status = `${input.status}${input.reason === undefined ? '' : `: ${input.reason}`}`
     const style = SHOWN_WHEN_SETTLED.has(input.status) ? theme.error : theme.dim
-    const text = input.text.replace(/\s+/g, ' ')
+    const text = printable(input.text.replace(/\s+/g, ' '))
     lines.push(clip(`${theme.accent('◦')} ${kind} ${style(`[${status}]`)} ${text}`, width))
   }
   return lines
