@@ -92,9 +92,13 @@ describe('rudder in a terminal', () => {
     await run.waitFor(/steer \[staged\] use tabs/)
     run.type('then add tests')
     run.type(KEYS.altEnter)
-    const screen = await run.waitFor(/prompt \[queued\] then add tests/)
+    // Frames may arrive in pieces: wait for everything asserted below the transcript at once.
+    const screen = await run.waitFor(
+      (text) =>
+        /prompt \[queued\] then add tests/.test(text) && /turn 1 step 1 · running/.test(text),
+      'the queued follow-up and the running status',
+    )
     expect(screen).toMatch(/› first task/)
-    expect(screen).toMatch(/turn 1 step 1 · running/)
     writeFileSync(join(context.dir, 'go-1'), '')
     const done = await run.waitFor('Follow-up answer.')
     expect(done).toMatch(/↳ steer before step 2: use tabs/)
@@ -135,11 +139,14 @@ describe('rudder in a terminal', () => {
     run.type(KEYS.altEnter)
     await run.waitFor(/prompt \[queued\] next thing/)
     run.type(KEYS.escape)
-    const canceled = await run.waitFor(/turn 1 ended: canceled/)
-    expect(canceled).not.toMatch(/\[queued\]/)
-    // The queued prompt's text is back in the editor, nothing else there.
-    const editorRow = run.screen().findIndex((line) => line.startsWith('next thing'))
-    expect(editorRow).toBeGreaterThan(0)
+    // The turn ends canceled, the queue empties, and the queued text is back in the editor.
+    await run.waitFor(
+      (text) =>
+        /turn 1 ended: canceled/.test(text) &&
+        !/\[queued\]/.test(text) &&
+        text.split('\n').some((line) => line.startsWith('next thing')),
+      'the canceled turn and the queued text back in the editor',
+    )
     run.type(KEYS.ctrlC)
     await run.waitFor('press Ctrl-C again to quit')
     run.type(KEYS.ctrlC)
@@ -256,9 +263,11 @@ describe('rudder in a terminal', () => {
     const before = run.text().match(/session (\w{8})/)![1]!
     run.type('/fork')
     run.type(KEYS.enter)
-    const forked = await run.waitFor(/forked \S+ into \S+/)
-    const after = forked.match(/session (\w{8})/)![1]!
+    const note = await run.waitFor(/forked \S+ into \S+/)
+    const after = note.match(/forked \S+ into (\w{8})/)![1]!
     expect(after).not.toBe(before)
+    // A frame may arrive in pieces: wait for the status line to name the fork.
+    const forked = await run.waitFor(`session ${after}`)
     expect(forked).toContain('Second answer.')
     run.type('/resume')
     run.type(KEYS.enter)
