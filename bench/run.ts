@@ -7,6 +7,7 @@ import { coreBenchmarks } from './core.js'
 import { printTable, type Row } from './measure.js'
 import { startupBenchmarks } from './startup.js'
 import { storeBenchmarks } from './stores.js'
+import { tuiBenchmarks } from './tui.js'
 import { webBenchmarks } from './web.js'
 
 const full = process.argv.includes('--full')
@@ -16,4 +17,5 @@ rows.push(...startupBenchmarks())
 rows.push(...(await storeBenchmarks({ full })))
 rows.push(...(await acpBenchmarks()))
 rows.push(...(await webBenchmarks()))
+rows.push(...(await tuiBenchmarks()))
 printTable(rows)

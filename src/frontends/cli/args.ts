@@ -102,6 +102,16 @@ export type CliCommand =
   | { readonly kind: 'models'; readonly cwd: string; readonly json: boolean }
   | { readonly kind: 'sessions'; readonly store?: string; readonly command: SessionsCommand }
   | { readonly kind: 'mcp'; readonly cwd: string; readonly json: boolean }
+  /**
+   * The terminal UI (src/frontends/tui): `rudder interactive`, `rudder -i ["task"]`, or no task
+   * with stdin a terminal (`isExplicit` false: decided in main.ts's runHeadless).
+   */
+  | {
+      readonly kind: 'interactive'
+      readonly task?: string
+      readonly options: RunOptions
+      readonly isExplicit: boolean
+    }
   /** `rudder serve …`: the web host parses its own arguments (src/frontends/web). */
   | { readonly kind: 'serve'; readonly args: readonly string[] }
 
@@ -129,13 +139,23 @@ const RUN_OPTIONS = {
   config: { type: 'string', multiple: true },
   help: { type: 'boolean', short: 'h', default: false },
   version: { type: 'boolean', short: 'v', default: false },
+  interactive: { type: 'boolean', short: 'i', default: false },
 } as const
 
 /** Flags taking a number: `--retries -1` is a wrong number, not a missing one. */
 const NUMBER_FLAGS = ['--max-steps', '--retries', '--timeout', '--idle-timeout']
 
 /** The subcommands; anything else is a task (quoted, since a task has spaces). */
-const SUBCOMMANDS = new Set(['sessions', 'mcp', 'trust', 'untrust', 'acp', 'serve', 'models'])
+const SUBCOMMANDS = new Set([
+  'sessions',
+  'mcp',
+  'trust',
+  'untrust',
+  'acp',
+  'serve',
+  'models',
+  'interactive',
+])
 
 export function parseCommandLine(args: readonly string[], cwd: string): CliCommand {
   if (args[0] === 'sessions') return parseSessions(args.slice(1), cwd)
@@ -144,10 +164,11 @@ export function parseCommandLine(args: readonly string[], cwd: string): CliComma
   if (args[0] === 'acp') return parseAcp(args.slice(1))
   if (args[0] === 'serve') return { kind: 'serve', args: args.slice(1) }
   if (args[0] === 'models') return parseModels(args.slice(1), cwd)
-  return parseRun(args, cwd)
+  if (args[0] === 'interactive') return parseRun(args.slice(1), cwd, true)
+  return parseRun(args, cwd, false)
 }
 
-function parseRun(args: readonly string[], cwd: string): CliCommand {
+function parseRun(args: readonly string[], cwd: string, isInteractiveCommand: boolean): CliCommand {
   const { values, positionals } = parse(
     NUMBER_FLAGS.reduce(joinNegativeValues, normalizeRunArgs(args)),
     RUN_OPTIONS,
@@ -179,6 +200,42 @@ function parseRun(args: readonly string[], cwd: string): CliCommand {
   const approval = values.approval === undefined ? undefined : approvalPreset(values.approval)
   const retries =
     values.retries === undefined ? undefined : wholeNumber(values.retries, '--retries', 0)
+  const isInteractive = isInteractiveCommand || values.interactive
+  if (isInteractive && (values.json || values.print || values['output-format'] !== undefined))
+    throw new UsageError(
+      'output formats and -p are for one task headless: rudder -p "task"; the terminal UI is rudder -i',
+    )
+  if (isInteractive && task === '-')
+    throw new UsageError('the terminal UI reads its input from you; pass the task as an argument')
+  const options: RunOptions = {
+    continueLatest,
+    cwd: existingDirectory(resolve(cwd, values.cwd ?? '.'), values.cwd),
+    yes: values.yes,
+    outputFormat,
+    quiet: values.quiet,
+    print: values.print,
+    allow: values.allow ?? [],
+    configOverrides: configOverrides(values.config ?? []),
+    ...optional('provider', values.provider),
+    ...optional('model', values.model),
+    ...optional('store', values.store),
+    ...optional('resume', resume),
+    ...optional('system', values.system),
+    ...optional('appendSystem', values['append-system-prompt']),
+    ...optional('maxSteps', maxSteps),
+    ...optional('timeoutMs', duration(values.timeout, '--timeout')),
+    ...optional('idleTimeoutMs', duration(values['idle-timeout'], '--idle-timeout')),
+    ...optional('maxRetries', retries),
+    ...optional('approval', approval),
+    ...optional(
+      'outputLastMessage',
+      values['output-last-message'] === undefined
+        ? undefined
+        : resolve(cwd, values['output-last-message']),
+    ),
+  }
+  if (isInteractive)
+    return { kind: 'interactive', isExplicit: true, ...optional('task', task), options }
   return {
     kind: 'run',
     task:
@@ -187,33 +244,7 @@ function parseRun(args: readonly string[], cwd: string): CliCommand {
         : task === '-'
           ? { kind: 'stdin' }
           : { kind: 'text', text: task },
-    options: {
-      continueLatest,
-      cwd: existingDirectory(resolve(cwd, values.cwd ?? '.'), values.cwd),
-      yes: values.yes,
-      outputFormat,
-      quiet: values.quiet,
-      print: values.print,
-      allow: values.allow ?? [],
-      configOverrides: configOverrides(values.config ?? []),
-      ...optional('provider', values.provider),
-      ...optional('model', values.model),
-      ...optional('store', values.store),
-      ...optional('resume', resume),
-      ...optional('system', values.system),
-      ...optional('appendSystem', values['append-system-prompt']),
-      ...optional('maxSteps', maxSteps),
-      ...optional('timeoutMs', duration(values.timeout, '--timeout')),
-      ...optional('idleTimeoutMs', duration(values['idle-timeout'], '--idle-timeout')),
-      ...optional('maxRetries', retries),
-      ...optional('approval', approval),
-      ...optional(
-        'outputLastMessage',
-        values['output-last-message'] === undefined
-          ? undefined
-          : resolve(cwd, values['output-last-message']),
-      ),
-    },
+    options,
   }
 }
 

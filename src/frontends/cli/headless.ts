@@ -109,7 +109,7 @@ export async function runTask(task: string, options: RunOptions, io: CliIo): Pro
  * The environment the run's configuration is read with: `-c` and `--allow` become one config
  * layer (docs/decisions/0131), on top of any overrides the caller's environment already had.
  */
-function runEnvironment(env: CliIo['env'], options: RunOptions): CliIo['env'] {
+export function runEnvironment(env: CliIo['env'], options: RunOptions): CliIo['env'] {
   const allow = allowOverrides(options.allow)
   const given = { ...options.configOverrides }
   if (allow !== undefined) {

@@ -24,6 +24,8 @@ Usage:
   rudder [options] "task"        run one task headless: the final answer goes to stdout
   rudder [options] -             read the task from stdin (also: no task and stdin piped)
   echo notes | rudder "task"     piped input is appended to the task
+  rudder [options]               in a terminal: the terminal UI (also rudder interactive)
+  rudder -i [options] ["task"]   the terminal UI, sending the task first
   rudder sessions list [--all] [--limit N] [--json]
   rudder sessions show <id> [--json]
   rudder sessions export <id> [--out file.jsonl]
@@ -98,6 +100,8 @@ export async function main(args: readonly string[], io: CliIo): Promise<number> 
       case 'run':
         jsonErrors = command.options.outputFormat !== 'text'
         return await runHeadless(command, io)
+      case 'interactive':
+        return await openInteractive(command, io)
       case 'sessions':
         if (command.command.action === 'help') {
           io.stdout.write(`${SESSIONS_USAGE}\n`)
@@ -145,14 +149,31 @@ async function runHeadless(command: RunCommand, io: CliIo): Promise<number> {
 }
 
 /**
- * No task, and stdin is a terminal (or nothing to read): the interactive front end's entry.
- * Until it exists, usage on stderr and exit 2 (docs/decisions/0130-headless-or-not.md).
+ * The terminal UI: `rudder -i`, `rudder interactive`, or no task with stdin a terminal. Without
+ * a terminal there is no one to talk to: usage on stderr and exit 2
+ * (docs/decisions/0130-headless-or-not.md). The UI is loaded only here, so headless runs never
+ * load the terminal library.
  */
-async function openInteractive(_command: RunCommand, io: CliIo): Promise<number> {
-  io.stderr.write(
-    'rudder: no task given. Pass one as an argument or on stdin, e.g. rudder "fix the failing test" or echo "fix it" | rudder\nUsage: rudder [options] "task" | rudder [options] - < task.txt | rudder --help for every command and option\n',
-  )
-  return 2
+async function openInteractive(
+  command: RunCommand | Extract<CliCommand, { kind: 'interactive' }>,
+  io: CliIo,
+): Promise<number> {
+  const isTerminal = io.stdinKind === 'terminal'
+  if (command.kind === 'run' && !isTerminal) {
+    if (command.options.resume !== undefined || command.options.continueLatest)
+      throw new UsageError(
+        '--resume and --continue need a task to run, e.g. rudder --continue "keep going"',
+      )
+    io.stderr.write(
+      'rudder: no task given. Pass one as an argument or on stdin, e.g. rudder "fix the failing test" or echo "fix it" | rudder\nUsage: rudder [options] "task" | rudder [options] - < task.txt | rudder --help for every command and option\n',
+    )
+    return 2
+  }
+  const interactive =
+    command.kind === 'interactive'
+      ? command
+      : { kind: 'interactive' as const, isExplicit: false, options: command.options }
+  return await (await import('../tui/command.js')).runInteractiveCommand(interactive, io)
 }
 
 /**
@@ -171,9 +192,9 @@ async function taskOf(command: RunCommand, io: CliIo): Promise<string | undefine
       return text
     }
     case 'none': {
-      if (kind !== 'pipe' && kind !== 'file') return noTask(command)
+      if (kind !== 'pipe' && kind !== 'file') return undefined
       const text = await readStdin(io)
-      return text.trim() === '' ? noTask(command) : text
+      return text.trim() === '' ? undefined : text
     }
     case 'text': {
       if (kind !== 'pipe' && kind !== 'file') return task.text
@@ -181,14 +202,6 @@ async function taskOf(command: RunCommand, io: CliIo): Promise<string | undefine
       return text.trim() === '' ? task.text : `${task.text}\n\n${text}`
     }
   }
-}
-
-function noTask(command: RunCommand): undefined {
-  if (command.options.resume !== undefined || command.options.continueLatest)
-    throw new UsageError(
-      '--resume and --continue need a task to run, e.g. rudder --continue "keep going"',
-    )
-  return undefined
 }
 
 async function readStdin(io: CliIo): Promise<string> {

@@ -36,10 +36,8 @@ function inTerminal(
 }
 
 describe('rudder in a terminal', () => {
-  it('with no task, and stdin a terminal, exits 2 with usage (the interactive entry point)', async () => {
-    const result = await inTerminal([], cleanEnv())
-    expect(result.code).toBe(2)
-    expect(result.output).toContain('no task given')
+  // With no task and no -p, a terminal opens the terminal UI: test/frontends/tui.
+  it('with -p and no task, in a terminal, exits 2 with usage instead of opening the UI', async () => {
     const print = await inTerminal(['-p'], cleanEnv())
     expect(print.code).toBe(2)
     expect(print.output).toContain('rudder -p needs a task')

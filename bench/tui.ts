@@ -1,0 +1,284 @@
+/**
+ * The terminal UI's own costs (BENCHMARKS.md):
+ * - B10 (TUI): `rudder` in a real pseudo-terminal until the status line says `idle` (ready for
+ *   input), against `node -e 0`, interleaved.
+ * - B7: the CPU of one frame (a streamed delta folded in and the screen re-rendered through
+ *   pi-tui's differential renderer) behind a transcript of 100 and of 100k lines; and a
+ *   keystroke in the editor with the 100k-line transcript behind it.
+ * - B6 (TUI): one model delta from the live notification to the terminal write, p50/p99, with
+ *   the 100k-line transcript behind. The renderer's ≤ 1 frame per 16 ms pacing is left out:
+ *   this is the work a delta costs when its frame is drawn.
+ * Frames are drawn into a terminal that keeps what is written (no tty in the way).
+ */
+import { spawnSync } from 'node:child_process'
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join, resolve } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { type Component, Editor, type Terminal, TUI } from '@mariozechner/pi-tui'
+import { createTheme } from '../src/frontends/tui/theme.js'
+import { TranscriptView } from '../src/frontends/tui/transcript-view.js'
+import {
+  createTranscriptModel,
+  type TranscriptModel,
+} from '../src/frontends/view/transcript-model.js'
+import type { SessionEvent } from '../src/index.js'
+import { cpuMs, fmt, median, type Row } from './measure.js'
+
+const ROOT = resolve(fileURLToPath(new URL('..', import.meta.url)))
+const BIN = join(ROOT, 'bin/rudder.js')
+
+class MemoryTerminal implements Terminal {
+  written = 0
+  lastWriteAt = 0n
+  start(): void {}
+  stop(): void {}
+  async drainInput(): Promise<void> {}
+  write(data: string): void {
+    this.written += data.length
+    this.lastWriteAt = process.hrtime.bigint()
+  }
+  get columns(): number {
+    return 120
+  }
+  get rows(): number {
+    return 40
+  }
+  get kittyProtocolActive(): boolean {
+    return false
+  }
+  moveBy(): void {}
+  hideCursor(): void {}
+  showCursor(): void {}
+  clearLine(): void {}
+  clearFromCursor(): void {}
+  clearScreen(): void {}
+  setTitle(): void {}
+  setProgress(): void {}
+}
+
+/** A transcript of about `lines` rendered lines: turns of a prompt and a 4-line answer. */
+function transcriptOf(lines: number): TranscriptModel {
+  const model = createTranscriptModel()
+  let seq = 0
+  const add = (type: string, data: unknown) =>
+    model.applyEvent({ seq: seq++, type, time: 0, data } as unknown as SessionEvent)
+  for (let turn = 1; turn * 6 <= lines; turn++) {
+    add('turn/start', { turn, trigger: 'prompt' })
+    add('user/message', {
+      id: `m${turn}`,
+      content: [{ type: 'text', text: `question ${turn}` }],
+      source: { kind: 'user' },
+    })
+    add('step/start', { turn, step: 1 })
+    add('assistant/message', {
+      content: [{ type: 'text', text: `answer ${turn}\n\nline two\n\nline three` }],
+      stop: 'stop',
+      usage: { inputTokens: 10, outputTokens: 10 },
+    })
+    add('step/end', { turn, step: 1 })
+    add('turn/end', { turn, reason: { kind: 'completed' } })
+  }
+  const turn = Math.floor(lines / 6) + 1
+  add('turn/start', { turn, trigger: 'prompt' })
+  add('step/start', { turn, step: 1 })
+  return model
+}
+
+type Screen = {
+  readonly tui: TUI
+  readonly terminal: MemoryTerminal
+  readonly model: TranscriptModel
+  readonly editor: Editor
+  frame(): void
+}
+
+function screenOf(lines: number): Screen {
+  const terminal = new MemoryTerminal()
+  const tui = new TUI(terminal)
+  const theme = createTheme(true)
+  const model = transcriptOf(lines)
+  const view = new TranscriptView(() => model.items, theme)
+  const editor = new Editor(tui, theme.editor)
+  const root: Component = {
+    render: (width) => {
+      const bottom = [...editor.render(width), 'status']
+      return [...view.render(width, terminal.rows - bottom.length), ...bottom]
+    },
+    invalidate: () => {},
+  }
+  tui.addChild(root)
+  tui.setFocus(editor)
+  // The renderer's own frame, without its 16 ms pacing timer.
+  const draw = (tui as unknown as { doRender(): void }).doRender.bind(tui)
+  draw()
+  return { tui, terminal, model, editor, frame: draw }
+}
+
+function delta(screen: Screen, turn: number, index: number): void {
+  screen.model.applyNotification({
+    type: 'assistant/delta',
+    turn,
+    step: 1,
+    attempt: 1,
+    block: 0,
+    kind: 'text',
+    text: index % 12 === 11 ? 'word\n' : 'word ',
+  })
+}
+
+function frameCosts(lines: number, frames: number): number[] {
+  const screen = screenOf(lines)
+  const turn = Math.floor(lines / 6) + 1
+  const costs: number[] = []
+  for (let index = 0; index < frames; index++)
+    costs.push(
+      cpuMs(() => {
+        delta(screen, turn, index)
+        screen.frame()
+      }),
+    )
+  return costs
+}
+
+function percentile(values: readonly number[], share: number): number {
+  const sorted = [...values].sort((a, b) => a - b)
+  return sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * share))]!
+}
+
+function frameRows(): Row[] {
+  const frames = 300
+  const small: number[] = []
+  const large: number[] = []
+  // Interleaved rounds, so machine noise hits both sizes alike.
+  for (let round = 0; round < 5; round++) {
+    small.push(median(frameCosts(100, frames)))
+    large.push(median(frameCosts(100_000, frames)))
+  }
+  const screen = screenOf(100_000)
+  const keystrokes: number[] = []
+  for (let index = 0; index < 300; index++)
+    keystrokes.push(
+      cpuMs(() => {
+        screen.editor.handleInput(index % 40 === 39 ? '\x7f' : 'a')
+        screen.frame()
+      }),
+    )
+  const ratio = large.map((value, index) => value / small[index]!)
+  // B6: from the delta to the terminal write, wall time.
+  const latencies: number[] = []
+  const turn = Math.floor(100_000 / 6) + 1
+  for (let index = 0; index < 400; index++) {
+    const start = process.hrtime.bigint()
+    delta(screen, turn, index)
+    screen.frame()
+    latencies.push(Number(screen.terminal.lastWriteAt - start) / 1e6)
+  }
+  return [
+    {
+      id: 'B7',
+      what: 'TUI frame (delta + render), transcript 100k vs 100 lines',
+      figure: fmt.ms(median(large)),
+      floor: `${fmt.ms(median(small))} at 100 lines`,
+      ratio: fmt.ratio({ median: median(ratio), min: Math.min(...ratio), max: Math.max(...ratio) }),
+      target: '≤ 2×',
+    },
+    {
+      id: 'B7',
+      what: 'TUI keystroke (editor + frame), 100k-line transcript',
+      figure: fmt.ms(median(keystrokes)),
+      floor: '-',
+      ratio: `p99 ${fmt.ms(percentile(keystrokes, 0.99))}`,
+      target: '≤ 2 ms',
+    },
+    {
+      id: 'B6',
+      what: 'TUI delta → terminal write, 100k-line transcript',
+      figure: `p50 ${fmt.ms(median(latencies))}`,
+      floor: '-',
+      ratio: `p99 ${fmt.ms(percentile(latencies, 0.99))}`,
+      target: 'p99 ≤ 1 ms',
+    },
+  ]
+}
+
+/** Spawn to the first screen showing the idle status line, in a real pty. */
+async function readyMs(args: readonly string[], env: NodeJS.ProcessEnv): Promise<number> {
+  const { spawn } = await import('@lydell/node-pty')
+  const xterm =
+    ((await import('@xterm/headless')) as { default?: typeof import('@xterm/headless') }).default ??
+    (await import('@xterm/headless'))
+  const terminal = new xterm.Terminal({ cols: 100, rows: 30, allowProposedApi: true })
+  const start = process.hrtime.bigint()
+  const child = spawn(process.execPath, [BIN, ...args], {
+    name: 'xterm-256color',
+    cols: 100,
+    rows: 30,
+    env: env as Record<string, string>,
+  })
+  return new Promise((resolveReady, reject) => {
+    child.onExit(({ exitCode }) =>
+      reject(new Error(`rudder exited ${exitCode} before it was ready`)),
+    )
+    child.onData((data) => {
+      terminal.write(data, () => {
+        const buffer = terminal.buffer.active
+        for (let row = 0; row < terminal.rows; row++) {
+          const line = buffer.getLine(buffer.viewportY + row)?.translateToString(true) ?? ''
+          if (/ · idle · /.test(line)) {
+            const elapsed = Number(process.hrtime.bigint() - start) / 1e6
+            child.kill('SIGKILL')
+            resolveReady(elapsed)
+            return
+          }
+        }
+      })
+    })
+  })
+}
+
+async function startupRows(): Promise<Row[]> {
+  const scratch = mkdtempSync(join(tmpdir(), 'rudder-bench-tui-'))
+  try {
+    const env: NodeJS.ProcessEnv = { ...process.env, RUDDER_HOME: scratch, TERM: 'xterm-256color' }
+    delete env.NODE_EXTRA_CA_CERTS
+    const script = join(scratch, 'script.json')
+    writeFileSync(script, JSON.stringify([{ text: 'ready' }]))
+    const args = ['--store', 'memory:', '--provider', `scripted:${script}`, '--cwd', scratch]
+    const floorOnce = () => {
+      const start = process.hrtime.bigint()
+      spawnSync(process.execPath, ['-e', '0'], { env, stdio: 'ignore' })
+      return Number(process.hrtime.bigint() - start) / 1e6
+    }
+    floorOnce()
+    const ready: number[] = []
+    const floors: number[] = []
+    for (let pair = 0; pair < 7; pair++) {
+      ready.push(await readyMs(args, env))
+      floors.push(floorOnce())
+    }
+    const floor = median(floors)
+    return [
+      {
+        id: 'B10',
+        what: 'TUI: spawn to ready for input (idle status on screen, pty)',
+        figure: fmt.ms(median(ready)),
+        floor: `${fmt.ms(floor)} node -e 0`,
+        ratio: `+${fmt.ms(median(ready) - floor)}`,
+        target: '≤ floor + 150 ms',
+      },
+    ]
+  } finally {
+    rmSync(scratch, { recursive: true, force: true })
+  }
+}
+
+export async function tuiBenchmarks(): Promise<Row[]> {
+  return [...frameRows(), ...(await startupRows())]
+}
+
+if (process.argv[1] === fileURLToPath(import.meta.url)) {
+  const { printTable } = await import('./measure.js')
+  printTable(await tuiBenchmarks())
+  process.exit(0)
+}

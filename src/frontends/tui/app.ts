@@ -1,0 +1,488 @@
+/**
+ * The terminal UI of one process (issue 12, docs/spec.md §11): the transcript of the current
+ * session folded from its log and live notifications, the pending panel, the editor and the
+ * status line, over the host's sessions (`/new`, `/resume`, `/fork` switch between them).
+ * Everything the agent does goes through its public surface: send, steer, inject, cancel,
+ * compact, and the approval control's asker.
+ */
+import {
+  CombinedAutocompleteProvider,
+  type Component,
+  Editor,
+  matchesKey,
+  type TUI,
+} from '@mariozechner/pi-tui'
+import type { SessionEvent, UserMessageData } from '../../index.js'
+import type { ApprovalAnswer, ApprovalQuestion } from '../../runtime/approval-control.js'
+import type { Host, SessionChoice, SessionRuntime } from '../../runtime/host.js'
+import { chooseMcpServers } from '../../runtime/mcp-servers.js'
+import type { Notice } from '../../runtime/notices.js'
+import { isDirectoryTrusted, trustDirectory } from '../../runtime/trust.js'
+import { createInputsModel, type InputsModel, isSettled } from '../view/inputs-model.js'
+import {
+  createTranscriptModel,
+  type LiveNotification,
+  type TranscriptModel,
+} from '../view/transcript-model.js'
+import {
+  type CommandName,
+  type PromptCommand,
+  parseCommand,
+  promptArguments,
+  promptCommandName,
+  slashCommands,
+} from './commands.js'
+import { type Dialog, dialogLines, handleDialogKey } from './dialogs.js'
+import { clip, printable } from './item-lines.js'
+import { MentionError, mentionContexts } from './mentions.js'
+import { pendingLines } from './pending-panel.js'
+import { runSlashCommand } from './slash-commands.js'
+import { statusLine } from './status-line.js'
+import type { Theme } from './theme.js'
+import { TranscriptView } from './transcript-view.js'
+
+/** A second Ctrl-C within this window quits; a second Esc clears the editor. */
+const DOUBLE_PRESS_MS = 1500
+
+export type AppOptions = {
+  readonly tui: TUI
+  readonly host: Host
+  readonly theme: Theme
+  readonly env: Readonly<Record<string, string | undefined>>
+  readonly home: string
+  /** Called once when the person quits, with the exit code (0, or 130 after Ctrl-C). */
+  readonly onQuit: (code: number) => void
+}
+
+export class App {
+  private runtime: SessionRuntime | undefined
+  private transcript: TranscriptModel = createTranscriptModel()
+  private inputs: InputsModel = createInputsModel()
+  private readonly view: TranscriptView
+  private readonly editor: Editor
+  private dialog: Dialog | undefined
+  /** Lines shown above the pending panel until the next input (help, results, notices). */
+  private note: string[] = []
+  private flash: { readonly text: string; readonly until: number } | undefined
+  private lastInterruptAt = 0
+  private lastEscapeAt = 0
+  private retryAt: number | undefined
+  private prompts: PromptCommand[] = []
+  private detach: (() => void) | undefined
+  private hasQuit = false
+  private hasAskedTrust = false
+
+  constructor(private readonly options: AppOptions) {
+    const { tui, theme } = options
+    this.view = new TranscriptView(() => this.transcript.items, theme)
+    this.editor = new Editor(tui, theme.editor)
+    this.editor.onSubmit = (text) => void this.submit(text, 'enter')
+    const screen: Component = {
+      render: (width) => this.render(width),
+      invalidate: () => this.editor.invalidate(),
+    }
+    tui.addChild(screen)
+    tui.setFocus(this.editor)
+    tui.addInputListener((data) => (this.handleKey(data) ? { consume: true } : undefined))
+    options.host.notices.subscribe((notice) => this.showNotice(notice))
+  }
+
+  /** Opens a session (new, resumed, forked) and shows it; the previous one is closed. */
+  async open(choice: SessionChoice): Promise<void> {
+    const next = await this.options.host.openSession({ choice })
+    const previous = this.runtime
+    this.attach(next)
+    if (previous) await previous.close()
+    for (const notice of this.options.host.notices.all)
+      if (notice.sessionId === next.session.header.id) this.showNotice(notice)
+    this.askTrustOnce(next)
+  }
+
+  /** Sends `text` as if typed and submitted (`rudder -i "task"`). */
+  sendInitial(text: string): Promise<void> {
+    return this.submit(text, 'enter')
+  }
+
+  /** Closes the current session (its turn, if any, ends `canceled` in the log). */
+  async close(): Promise<void> {
+    this.detach?.()
+    await this.runtime?.close()
+  }
+
+  get sessionId(): string | undefined {
+    return this.runtime?.session.header.id
+  }
+
+  private attach(runtime: SessionRuntime): void {
+    this.detach?.()
+    this.runtime = runtime
+    this.transcript = createTranscriptModel()
+    this.inputs = createInputsModel()
+    this.view.reset()
+    for (const event of runtime.session.events) this.transcript.applyEvent(event)
+    const { session, agent } = runtime
+    const stopEvents = session.subscribe((event: SessionEvent) => {
+      this.transcript.applyEvent(event)
+      this.inputs.applyEvent(event)
+      this.inputs.applyPending(agent.pending())
+      this.options.tui.requestRender()
+    })
+    const stopLive = agent.subscribe((notification) => {
+      this.transcript.applyNotification(notification as LiveNotification)
+      this.inputs.applyNotification(notification as LiveNotification)
+      if (notification.type === 'request/retry') this.countDown(notification.delayMs)
+      if (notification.type === 'listener/error')
+        this.setNote([
+          this.options.theme.error(
+            printable(`${notification.source} failed: ${notification.message}`),
+          ),
+        ])
+      this.inputs.applyPending(agent.pending())
+      this.options.tui.requestRender()
+    })
+    const previousAsker = runtime.approval.setAsker((question) => this.ask(question))
+    this.detach = () => {
+      stopEvents()
+      stopLive()
+      runtime.approval.setAsker(previousAsker)
+    }
+    this.editor.setAutocompleteProvider(
+      new CombinedAutocompleteProvider(slashCommands(this.prompts), runtime.cwd),
+    )
+    void this.loadPrompts(runtime)
+    this.options.tui.requestRender()
+  }
+
+  /** MCP servers' prompts become slash commands once the servers are up. */
+  private async loadPrompts(runtime: SessionRuntime): Promise<void> {
+    if (runtime.mcp.summaries().length === 0) return
+    try {
+      await runtime.mcp.start({ everything: true })
+      const prompts = await runtime.mcp.prompts()
+      if (this.runtime !== runtime) return
+      this.prompts = prompts.map((prompt) => ({
+        server: prompt.server,
+        prompt: prompt.name,
+        ...(prompt.description === undefined ? {} : { description: prompt.description }),
+        arguments: prompt.arguments,
+      }))
+      this.editor.setAutocompleteProvider(
+        new CombinedAutocompleteProvider(slashCommands(this.prompts), runtime.cwd),
+      )
+      if (this.prompts.length > 0)
+        this.setNote([
+          ...this.note,
+          this.options.theme.dim(
+            `MCP prompts: ${this.prompts.map((command) => `/${promptCommandName(command)}`).join(' ')}`,
+          ),
+        ])
+    } catch (error) {
+      this.setNote([this.options.theme.error(`MCP prompts: ${messageOf(error)}`)])
+    }
+  }
+
+  // --- input -----------------------------------------------------------------------------
+
+  /** Keys the app owns before the editor sees them. Returns whether the key was used. */
+  private handleKey(data: string): boolean {
+    if (this.dialog) {
+      const outcome = handleDialogKey(this.dialog, data)
+      if (outcome === 'close') this.dialog = undefined
+      this.options.tui.requestRender()
+      return true
+    }
+    const agent = this.runtime?.agent
+    if (matchesKey(data, 'ctrl+c')) {
+      const now = Date.now()
+      if (now - this.lastInterruptAt < DOUBLE_PRESS_MS) {
+        this.quit(130)
+        return true
+      }
+      this.lastInterruptAt = now
+      if (agent && agent.status !== 'idle') this.cancel()
+      else this.editor.setText('')
+      this.flash = { text: 'press Ctrl-C again to quit', until: now + DOUBLE_PRESS_MS }
+      this.options.tui.requestRender()
+      setTimeout(() => this.options.tui.requestRender(), DOUBLE_PRESS_MS).unref()
+      return true
+    }
+    if (matchesKey(data, 'ctrl+d')) {
+      if (this.editor.getText() !== '') return false
+      this.quit(0)
+      return true
+    }
+    if (matchesKey(data, 'escape')) {
+      if (this.editor.isShowingAutocomplete()) return false
+      const now = Date.now()
+      if (agent && (agent.status !== 'idle' || agent.pending().queued.length > 0)) this.cancel()
+      else if (now - this.lastEscapeAt < DOUBLE_PRESS_MS) this.editor.setText('')
+      this.lastEscapeAt = now
+      this.options.tui.requestRender()
+      return true
+    }
+    if (matchesKey(data, 'alt+enter') || (matchesKey(data, 'tab') && this.isQueueTab())) {
+      const text = this.editor.getExpandedText()
+      if (text.trim() === '') return true
+      this.editor.addToHistory(text)
+      this.editor.setText('')
+      void this.submit(text, 'queue')
+      return true
+    }
+    if (matchesKey(data, 'pageUp') || matchesKey(data, 'pageDown')) {
+      const page = Math.max(1, this.options.tui.terminal.rows - 8)
+      if (this.view.scrollBy(matchesKey(data, 'pageUp') ? page : -page))
+        this.options.tui.requestRender()
+      return true
+    }
+    if (matchesKey(data, 'ctrl+o')) {
+      this.view.isExpanded = !this.view.isExpanded
+      this.options.tui.requestRender()
+      return true
+    }
+    return false
+  }
+
+  /** Tab queues while a turn runs and nothing is being completed; otherwise it completes. */
+  private isQueueTab(): boolean {
+    const text = this.editor.getText()
+    if (this.editor.isShowingAutocomplete() || text.trim() === '' || text.startsWith('/'))
+      return false
+    if (/(^|\s)@\S*$/.test(text)) return false
+    return this.runtime?.agent.status !== 'idle'
+  }
+
+  /** Esc: the turn ends `canceled`; the text of every discarded input comes back to the editor. */
+  private cancel(): void {
+    const runtime = this.runtime
+    if (!runtime) return
+    const { discarded } = runtime.agent.cancel({ keepQueue: false })
+    const texts = discarded.map((item) => textOf(item.data)).filter((text) => text.trim() !== '')
+    for (const item of discarded) this.inputs.forget(item.id)
+    if (texts.length > 0) {
+      const current = this.editor.getText()
+      this.editor.setText([...texts, ...(current === '' ? [] : [current])].join('\n'))
+    }
+  }
+
+  private async submit(text: string, how: 'enter' | 'queue'): Promise<void> {
+    const runtime = this.runtime
+    if (!runtime || text.trim() === '') return
+    if (how === 'enter') this.editor.addToHistory(text)
+    this.note = []
+    for (const input of this.inputs.all) if (isSettled(input)) this.inputs.forget(input.id)
+    const command = parseCommand(text, this.prompts)
+    try {
+      if (command?.kind === 'builtin') return await this.runCommand(command.name, command.argument)
+      if (command?.kind === 'unknown')
+        return this.setNote([
+          this.options.theme.error(`unknown command /${command.name}; /help lists the commands`),
+        ])
+      const data: UserMessageData =
+        command?.kind === 'prompt'
+          ? await runtime.mcp.promptMessage(
+              command.command.server,
+              command.command.prompt,
+              promptArguments(command.command, command.argument),
+            )
+          : { content: [{ type: 'text', text }], source: { kind: 'user' } }
+      const contexts = await mentionContexts(text, runtime, this.options.host.store)
+      if (this.runtime !== runtime) return
+      const { agent } = runtime
+      for (const context of contexts) agent.inject(context)
+      const isSteer = how === 'enter' && agent.status !== 'idle'
+      const delivery = isSteer ? agent.steer(data) : agent.send(data)
+      this.inputs.track({ id: delivery.id, kind: isSteer ? 'steering' : 'prompt', data })
+      this.inputs.applyPending(agent.pending())
+      delivery.result.then(
+        () => this.options.tui.requestRender(),
+        () => this.options.tui.requestRender(),
+      )
+    } catch (error) {
+      // Nothing was sent: the text goes back to the editor with the reason.
+      if (this.editor.getText() === '') this.editor.setText(text)
+      this.setNote([this.options.theme.error(messageOf(error))])
+    } finally {
+      this.options.tui.requestRender()
+    }
+  }
+
+  private runCommand(name: CommandName, argument: string): Promise<void> {
+    const runtime = this.runtime as SessionRuntime
+    return runSlashCommand(name, argument, {
+      runtime,
+      store: this.options.host.store,
+      theme: this.options.theme,
+      sessionId: () => this.sessionId,
+      open: (choice) => this.open(choice),
+      note: (lines) => this.setNote(lines),
+      showDialog: (dialog) => {
+        this.dialog = dialog
+        this.options.tui.requestRender()
+      },
+      track: (id, data) => this.inputs.track({ id, kind: 'context', data }),
+      trust: () => this.trustDirectory(runtime),
+      quit: (code) => this.quit(code),
+    })
+  }
+
+  private async trustDirectory(runtime: SessionRuntime): Promise<void> {
+    const { host, theme } = this.options
+    const location = this.locationOf(runtime)
+    if (isDirectoryTrusted(location, runtime.cwd))
+      return this.setNote([theme.dim(`${runtime.cwd} is trusted already`)])
+    trustDirectory(location, runtime.cwd)
+    // The project config applies when a session is opened: reopen this one under it.
+    const id = runtime.session.header.id
+    this.detach?.()
+    await runtime.close()
+    this.runtime = undefined
+    this.attach(await host.openSession({ choice: { kind: 'resume', id } }))
+    this.setNote([theme.dim(`trusted ${runtime.cwd}; its .rudder/config.json applies in full`)])
+  }
+
+  private locationOf(runtime: SessionRuntime) {
+    return { cwd: runtime.cwd, env: this.env, home: this.home }
+  }
+
+  /**
+   * Issue 9 item 1: settings of an untrusted project were set aside (provider endpoints, looser
+   * approval, hooks, MCP servers); ask once per run whether to trust the directory.
+   */
+  private askTrustOnce(runtime: SessionRuntime): void {
+    if (this.hasAskedTrust) return
+    const location = this.locationOf(runtime)
+    if (isDirectoryTrusted(location, runtime.cwd)) return
+    const what = [
+      ...runtime.config.notices
+        .filter((notice) => notice.command !== undefined)
+        .map((notice) => `${notice.file} sets ${notice.keys.join(', ')}`),
+      ...chooseMcpServers(location, runtime.config, false).ignored.map(
+        ({ file, names }) => `${file} starts the MCP servers ${names.join(', ')}`,
+      ),
+    ]
+    if (what.length === 0) return
+    this.hasAskedTrust = true
+    this.dialog = {
+      kind: 'confirm',
+      title: `${what.join('; ')}: these apply only in a directory you trust. Trust ${runtime.cwd}? (y/n)`,
+      onAnswer: (isYes) => {
+        if (isYes)
+          void this.trustDirectory(runtime).catch((error: unknown) =>
+            this.setNote([this.options.theme.error(messageOf(error))]),
+          )
+        else
+          this.setNote([
+            this.options.theme.dim(
+              `not trusted; /trust (or rudder trust ${runtime.cwd}) trusts it later`,
+            ),
+          ])
+      },
+    }
+  }
+
+  /** The approval control's asker: an inline prompt; the turn waits for the answer. */
+  private ask(question: ApprovalQuestion): Promise<ApprovalAnswer> {
+    return new Promise((resolveAnswer) => {
+      const done = (answer: ApprovalAnswer) => {
+        if (this.dialog?.kind === 'approve' && this.dialog.question === question)
+          this.dialog = undefined
+        resolveAnswer(answer)
+        this.options.tui.requestRender()
+      }
+      question.signal.addEventListener('abort', () => done({ kind: 'deny', reason: 'canceled' }), {
+        once: true,
+      })
+      this.dialog = {
+        kind: 'approve',
+        question,
+        reason: undefined,
+        onAnswer: (answer, isCancel) => {
+          done(answer)
+          if (isCancel) this.cancel()
+        },
+      }
+      this.options.tui.requestRender()
+    })
+  }
+
+  /** Redraws the status line each second while a retry waits, so its countdown moves. */
+  private countDown(delayMs: number): void {
+    this.retryAt = Date.now() + delayMs
+    const retryAt = this.retryAt
+    const tick = () => {
+      this.options.tui.requestRender()
+      if (this.retryAt === retryAt && Date.now() < retryAt && !this.hasQuit)
+        setTimeout(tick, Math.min(1000, retryAt - Date.now())).unref()
+    }
+    tick()
+  }
+
+  private showNotice(notice: Notice): void {
+    if (notice.sessionId !== undefined && notice.sessionId !== this.sessionId) return
+    const text = notice.source === 'rudder' ? notice.message : `${notice.source}: ${notice.message}`
+    this.setNote([...this.note, this.options.theme.warning(printable(text))])
+  }
+
+  private setNote(lines: string[]): void {
+    this.note = lines
+    this.options.tui.requestRender()
+  }
+
+  private quit(code: number): void {
+    if (this.hasQuit) return
+    this.hasQuit = true
+    this.options.onQuit(code)
+  }
+
+  private get env() {
+    return this.options.env
+  }
+
+  private get home() {
+    return this.options.home
+  }
+
+  // --- output ----------------------------------------------------------------------------
+
+  /** The whole screen: transcript, notes, pending panel, dialog or editor, status line. */
+  private render(width: number): string[] {
+    const { theme, tui } = this.options
+    const height = tui.terminal.rows
+    const bottom: string[] = []
+    for (const line of this.note.slice(-Math.max(1, Math.floor(height / 2))))
+      bottom.push(...line.split('\n').map((part) => clip(part, width)))
+    bottom.push(...pendingLines(this.inputs, width, theme))
+    if (this.dialog) bottom.push(...dialogLines(this.dialog, width, theme))
+    else bottom.push(...this.editor.render(width))
+    const now = Date.now()
+    const runtime = this.runtime
+    if (runtime)
+      bottom.push(
+        statusLine(
+          {
+            label: runtime.label,
+            sessionId: runtime.session.header.id,
+            store: this.options.host.store.url,
+            status: this.transcript.status,
+            now,
+            ...(this.retryAt === undefined ? {} : { retryAt: this.retryAt }),
+            ...(this.flash && this.flash.until > now ? { flash: this.flash.text } : {}),
+          },
+          width,
+          theme,
+        ),
+      )
+    const transcriptHeight = Math.max(0, height - bottom.length)
+    return [...this.view.render(width, transcriptHeight), ...bottom].slice(-height)
+  }
+}
+
+function textOf(data: UserMessageData | undefined): string {
+  if (!data) return ''
+  return data.content.map((block) => (block.type === 'text' ? block.text : '')).join('')
+}
+
+function messageOf(error: unknown): string {
+  if (error instanceof MentionError) return error.message
+  return error instanceof Error ? error.message : String(error)
+}

@@ -1,0 +1,43 @@
+/**
+ * `rudder interactive`, `rudder -i ["task"]` and `rudder` with no task in a terminal: checks
+ * that there is a terminal and runs the UI (loaded only then, so the headless CLI never loads
+ * the terminal library).
+ */
+import type { CliCommand } from '../cli/args.js'
+import { UsageError } from '../cli/args.js'
+import { runEnvironment } from '../cli/headless.js'
+import type { CliIo } from '../cli/io.js'
+import { runInteractive } from './run.js'
+
+export async function runInteractiveCommand(
+  command: Extract<CliCommand, { kind: 'interactive' }>,
+  io: CliIo,
+): Promise<number> {
+  const isTerminal =
+    (io.stdin as { isTTY?: boolean } | undefined)?.isTTY === true && process.stdout.isTTY === true
+  if (!isTerminal)
+    throw new UsageError(
+      'the terminal UI needs a terminal on stdin and stdout; to run one task without it: rudder "task"',
+    )
+  const { options } = command
+  if (options.yes)
+    io.stderr.write('rudder: --yes is for headless runs; the terminal UI asks you instead\n')
+  return runInteractive(
+    {
+      cwd: options.cwd,
+      invocationDir: io.cwd,
+      // `-c key=value` and `--allow` apply to the UI's session as to a headless run.
+      env: runEnvironment(io.env, options),
+      home: io.home,
+      continueLatest: options.continueLatest,
+      ...(command.task === undefined ? {} : { task: command.task }),
+      ...(options.provider === undefined ? {} : { provider: options.provider }),
+      ...(options.model === undefined ? {} : { model: options.model }),
+      ...(options.store === undefined ? {} : { store: options.store }),
+      ...(options.system === undefined ? {} : { system: options.system }),
+      ...(options.maxSteps === undefined ? {} : { maxSteps: options.maxSteps }),
+      ...(options.resume === undefined ? {} : { resume: options.resume }),
+    },
+    io,
+  )
+}

@@ -1,0 +1,267 @@
+/**
+ * One transcript item as terminal lines (issue 12 item 3): a person's prompt, context folded
+ * to one line labelled by its producer (its text byte for byte when expanded), steering where
+ * it joined, assistant text as rendered Markdown with thinking folded, tool calls as cards,
+ * compaction as a divider with its token figures. Every line fits `width` (pi-tui refuses
+ * wider ones).
+ */
+import { Markdown, truncateToWidth, wrapTextWithAnsi } from '@mariozechner/pi-tui'
+import { assertNever, type JsonValue } from '../../index.js'
+import type { TranscriptItem } from '../view/transcript-model.js'
+import type { Theme } from './theme.js'
+
+/** Lines shown of a folded tool output or diff; the rest is one Ctrl-O away. */
+const FOLDED_TAIL = 6
+
+export type RenderOptions = {
+  readonly width: number
+  readonly isExpanded: boolean
+  readonly theme: Theme
+  /** Kept by the caller per streaming item: the rendered finished paragraphs, reused. */
+  readonly streaming?: StreamingMemo
+}
+
+/** The finished part of a streaming message and its lines, so a delta renders only the rest. */
+export type StreamingMemo = { prefix: string; width: number; lines: readonly string[] }
+
+export function itemLines(item: TranscriptItem, options: RenderOptions): string[] {
+  const { theme, width, isExpanded } = options
+  switch (item.kind) {
+    case 'user': {
+      if (item.role === 'prompt') return ['', ...wrap(item.text, width, '› ', theme.prompt)]
+      const label = theme.context(`${item.role === 'reference' ? '◆' : '▸'} ${item.label}`)
+      const size = describeSize(item.text, item.images)
+      if (!isExpanded) return [clip(`${label} ${theme.dim(`(${size}, Ctrl-O to expand)`)}`, width)]
+      return [
+        clip(`${label} ${theme.dim(`(${size})`)}`, width),
+        ...verbatim(item.text, width, '  '),
+      ]
+    }
+    case 'steering':
+      return wrap(
+        item.text,
+        width,
+        `↳ steer before step ${item.beforeStep}${item.label === 'user' ? '' : ` (${item.label})`}: `,
+        theme.steering,
+      )
+    case 'assistant':
+      return assistantLines(item, options)
+    case 'tool':
+      return toolLines(item, options)
+    case 'turn-start':
+      return []
+    case 'turn-end':
+      return item.reason.kind === 'completed'
+        ? []
+        : [
+            clip(
+              theme.warning(
+                `  turn ${item.turn} ended: ${item.reason.kind}${item.reason.kind === 'error' ? ` (${item.reason.message})` : ''}`,
+              ),
+              width,
+            ),
+          ]
+    case 'compaction': {
+      const figures = `compacted (${item.reason}): ${item.tokensBefore.toLocaleString('en-US')} → ${
+        item.tokensAfter === undefined ? '?' : item.tokensAfter.toLocaleString('en-US')
+      } tokens`
+      const rule = '─'.repeat(Math.max(0, Math.floor((width - figures.length - 2) / 2)))
+      const lines = [clip(theme.dim(`${rule} ${figures} ${rule}`), width)]
+      return isExpanded ? [...lines, ...verbatim(item.summary, width, '  ')] : lines
+    }
+    case 'extension':
+      return isExpanded ? [clip(theme.dim(`  · ${item.type}`), width)] : []
+    default:
+      return assertNever(item)
+  }
+}
+
+function assistantLines(
+  item: Extract<TranscriptItem, { kind: 'assistant' }>,
+  { width, isExpanded, theme, streaming }: RenderOptions,
+): string[] {
+  const lines: string[] = []
+  if (item.thinking !== '') {
+    if (isExpanded) lines.push(...wrap(item.thinking, width, '∴ ', theme.dim))
+    else {
+      const first = printable(item.thinking).trim().split('\n')[0] ?? ''
+      lines.push(clip(theme.dim(`∴ thinking: ${first}`), width))
+    }
+  }
+  if (item.text !== '') {
+    // While streaming, only the tail can be on screen: render that, so a frame costs the same
+    // at the 100th delta as at the 10,000th (bench B6). The whole text is rendered once, final.
+    const whole = printable(item.text)
+    const text = item.isStreaming ? streamingTail(whole) : whole
+    if (text !== whole) lines.push(theme.dim('⋮'))
+    const markdown = (part: string) =>
+      new Markdown(part, 0, 0, theme.markdown)
+        .render(Math.max(1, width))
+        .map((line) => clip(line, width))
+    if (item.isStreaming && streaming) {
+      // Finished paragraphs (outside a code fence) do not change: render only what follows.
+      const cut = finishedUpTo(text)
+      const prefix = text.slice(0, cut)
+      if (streaming.prefix !== prefix || streaming.width !== width) {
+        streaming.prefix = prefix
+        streaming.width = width
+        streaming.lines = prefix === '' ? [] : markdown(prefix)
+      }
+      lines.push(...streaming.lines)
+      const rest = text.slice(cut)
+      const needsGap = streaming.lines.length > 0 && streaming.lines.at(-1)?.trim() !== ''
+      if (rest.trim() !== '') lines.push(...(needsGap ? [''] : []), ...markdown(rest))
+    } else lines.push(...markdown(text))
+  }
+  if (item.isStreaming && item.text === '' && item.thinking === '') lines.push(theme.dim('…'))
+  if (item.isInterrupted) lines.push(theme.warning('(interrupted)'))
+  return lines
+}
+
+/** Characters of a streaming message rendered (a few screens' worth). */
+const STREAMING_TAIL = 8000
+
+/** Where the cut moves in steps of this many characters, so the kept prefix stays the same. */
+const TAIL_STEP = 4096
+
+function streamingTail(text: string): string {
+  if (text.length <= STREAMING_TAIL) return text
+  const start = Math.floor((text.length - STREAMING_TAIL) / TAIL_STEP) * TAIL_STEP
+  const from = text.indexOf('\n', start)
+  return from < 0 ? text.slice(start) : text.slice(from + 1)
+}
+
+/** The end of the last paragraph break outside a code fence (0 when there is none). */
+function finishedUpTo(text: string): number {
+  let cut = 0
+  let isInFence = false
+  let at = 0
+  for (const line of text.split('\n')) {
+    if (line.trimStart().startsWith('```')) isInFence = !isInFence
+    at += line.length + 1
+    if (!isInFence && line.trim() === '' && at <= text.length) cut = at
+  }
+  return cut
+}
+
+function toolLines(
+  item: Extract<TranscriptItem, { kind: 'tool' }>,
+  { width, isExpanded, theme }: RenderOptions,
+): string[] {
+  const mark =
+    item.status === 'ok'
+      ? theme.ok('✓')
+      : item.status === 'running' || item.status === 'pending'
+        ? theme.accent('●')
+        : theme.error('✗')
+  const duration = item.durationMs === undefined ? '' : ` ${formatDuration(item.durationMs)}`
+  const head = `${mark} ${theme.bold(item.name)} ${printable(argumentSummary(item.name, item.args))}`
+  const tail = theme.dim(` ${item.status}${duration}`)
+  const lines = [clip(`${head}${tail}`, width)]
+  const diff = diffOf(item.meta)
+  const body = printable(diff ?? item.output ?? '')
+  if (body === '' || item.status === 'pending') return lines
+  const bodyLines = body.replace(/\n$/, '').split('\n')
+  const shown = isExpanded ? bodyLines : bodyLines.slice(-FOLDED_TAIL)
+  if (shown.length < bodyLines.length)
+    lines.push(theme.dim(clip(`  ⋮ ${bodyLines.length - shown.length} more lines`, width)))
+  for (const line of shown) {
+    const styled =
+      diff === undefined
+        ? theme.dim(line)
+        : line.startsWith('+')
+          ? theme.ok(line)
+          : line.startsWith('-')
+            ? theme.error(line)
+            : line
+    lines.push(clip(`  ${styled}`, width))
+  }
+  return lines
+}
+
+/** The arguments that matter for a card: a command, a path, a pattern. */
+function argumentSummary(name: string, args: JsonValue): string {
+  if (typeof args !== 'object' || args === null || Array.isArray(args)) return ''
+  const record = args as Record<string, JsonValue>
+  for (const key of ['command', 'path', 'pattern', 'file', 'url', 'query']) {
+    const value = record[key]
+    if (typeof value === 'string') return value.split('\n')[0] ?? ''
+  }
+  const text = JSON.stringify(args)
+  return name.startsWith('mcp__') || text.length < 80 ? text : `${text.slice(0, 77)}…`
+}
+
+function diffOf(meta: JsonValue | undefined): string | undefined {
+  if (typeof meta !== 'object' || meta === null || Array.isArray(meta)) return undefined
+  const diff = (meta as Record<string, JsonValue>).diff
+  return typeof diff === 'string' && diff !== '' ? diff : undefined
+}
+
+function describeSize(text: string, images: number): string {
+  const lines = text === '' ? 0 : text.split('\n').length
+  const parts = [`${lines} line${lines === 1 ? '' : 's'}`]
+  if (images > 0) parts.push(`${images} image${images === 1 ? '' : 's'}`)
+  return parts.join(', ')
+}
+
+export function formatDuration(ms: number): string {
+  return ms < 1000 ? `${Math.round(ms)}ms` : `${(ms / 1000).toFixed(1)}s`
+}
+
+/** Wrapped text with a styled prefix on the first line and an indent on the rest. */
+function wrap(text: string, width: number, prefix: string, style: (text: string) => string) {
+  const indent = ' '.repeat(Math.min(prefix.length, 4))
+  const inner = Math.max(1, width - indent.length)
+  const out: string[] = []
+  for (const [index, line] of wrapTextWithAnsi(style(prefix) + printable(text), inner).entries())
+    out.push(clip(index === 0 ? line : indent + line, width))
+  return out.length === 0 ? [clip(style(prefix), width)] : out
+}
+
+/** Text as given, each line cut to the width (nothing reflowed, so it reads byte for byte). */
+function verbatim(text: string, width: number, indent: string): string[] {
+  const out: string[] = []
+  for (const line of printable(text).split('\n')) {
+    const chunks = wrapTextWithAnsi(line, Math.max(1, width - indent.length))
+    if (chunks.length === 0) out.push('')
+    for (const chunk of chunks) out.push(clip(indent + chunk, width))
+  }
+  return out
+}
+
+/**
+ * Text as it may reach the terminal: tabs as four spaces, and no escape sequences or other
+ * control characters (a tool's coloured output or a stray `\r` would move the cursor and
+ * break the screen). Newlines stay.
+ */
+export function printable(text: string): string {
+  let out = ''
+  // Where we are in an escape sequence: after ESC, in a CSI (`ESC [` … final byte), in an
+  // OSC (`ESC ]` … BEL or ST).
+  let sequence: 'none' | 'start' | 'csi' | 'osc' = 'none'
+  for (const char of text) {
+    const code = char.codePointAt(0) ?? 0
+    if (sequence === 'start') {
+      sequence = char === '[' ? 'csi' : char === ']' ? 'osc' : 'none'
+      continue
+    }
+    if (sequence === 'csi') {
+      if (code >= 0x40 && code <= 0x7e) sequence = 'none'
+      continue
+    }
+    if (sequence === 'osc') {
+      if (code === 0x07) sequence = 'none'
+      else if (code === 0x1b) sequence = 'start'
+      continue
+    }
+    if (code === 0x1b) sequence = 'start'
+    else if (char === '\t') out += '    '
+    else if (char === '\n' || (code >= 0x20 && code !== 0x7f && !(code >= 0x80 && code < 0xa0)))
+      out += char
+  }
+  return out
+}
+
+export function clip(line: string, width: number): string {
+  return truncateToWidth(line, Math.max(0, width))
+}
