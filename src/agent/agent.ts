@@ -258,6 +258,9 @@ export function createAgent(options: AgentOptions): Agent {
 
   /** Appends the outbox in acceptance order (docs/spec.md §5.4); true if any steering was appended. */
   function drain(turn: number): boolean {
+    // After a cancel nothing joins the canceled turn: what was staged before it was discarded,
+    // and what is accepted after it lands after the turn's end (docs/spec.md §5.5).
+    if (run?.controller.signal.aborted) return false
     let steered = false
     while (outbox.length > 0) {
       const entry = outbox.shift()!
@@ -473,7 +476,10 @@ export function createAgent(options: AgentOptions): Agent {
       header,
       emit,
       reportError,
-      stage: (data) =>
+      stage: (data) => {
+        // A tool-post context of a canceled turn is discarded whenever its result is logged
+        // (issue 9 item 13): it must not land after `turn/end` nor join the next prompt.
+        if (current.controller.signal.aborted) return
         outbox.push({
           id: newMessageId(),
           kind: 'context',
@@ -481,7 +487,8 @@ export function createAgent(options: AgentOptions): Agent {
           wakeup: false,
           done: defer(),
           isInternal: true,
-        }),
+        })
+      },
       drain,
       closeWindow: () => {
         isWindowOpen = false
@@ -589,7 +596,9 @@ export function createAgent(options: AgentOptions): Agent {
     steer(input) {
       assertUsable('steer')
       const data = toUserMessage(input, 'agent.steer()')
-      if (!isWindowOpen) return enqueue('prompt', data, true)
+      // A canceled turn takes no steering: a steer made while it winds down is a queued prompt
+      // that runs after it (docs/spec.md §5.5; issue 9 item 14).
+      if (!isWindowOpen || run?.controller.signal.aborted) return enqueue('prompt', data, true)
       const entry: Entry = {
         id: newMessageId(),
         kind: 'steering',
