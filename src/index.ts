@@ -54,6 +54,7 @@ export {
   type HookName,
   type ImageBlock,
   isCoreEvent,
+  isEventOf,
   isEventType,
   isPersonSource,
   type JsonObject,

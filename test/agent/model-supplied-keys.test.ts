@@ -6,7 +6,7 @@ import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { createAgent, openStore } from '../../src/index.js'
+import { createAgent, isEventOf, openStore } from '../../src/index.js'
 import { scriptedProvider } from '../../src/testing.js'
 import { agentHarness } from '../support/agent-harness.js'
 import { toolWith } from './tools.js'
@@ -33,7 +33,8 @@ describe('model-supplied keys', () => {
       },
     )
     await harness.agent.send('P').result
-    const call = harness.session.events.find((event) => event.type === 'tool/call')
+    const call = harness.session.events.find((event) => isEventOf(event, 'tool/call'))
+    if (!isEventOf(call, 'tool/call')) throw new Error('no tool/call event')
     expect(JSON.stringify(call?.data)).toBe(
       `{"callId":"c1","name":"probe","args":${argumentsText}}`,
     )
