@@ -9,6 +9,7 @@ export {
   type AgentOptions,
   type AgentStatus,
   type ApprovalDecision,
+  type ApprovalReply,
   type ApprovalRequest,
   type ApproveCallback,
   type CompactionOptions,

@@ -4,6 +4,7 @@
  * the log; the summarizing request is recorded in the event.
  */
 import {
+  type CompactionReason,
   type ContentBlock,
   type CoreEvent,
   isCoreEvent,
@@ -79,7 +80,7 @@ export type CompactionRun = {
   readonly retry: RetryPolicy
   readonly settings: CompactionSettings
   readonly signal: AbortSignal
-  readonly reason: 'manual' | 'auto' | 'overflow'
+  readonly reason: CompactionReason
   readonly instructions?: string
   /** Told before each attempt of the summarizing request. */
   onAttempt(attempt: number): void

@@ -11,9 +11,9 @@ import {
   type ToolCallBlock,
   type UserMessageData,
 } from '../core/index.js'
-import { saveToolOutputSync } from '../tools/output-spill.js'
 import type { Tool, ToolContext, ToolOutput } from '../tools/tool.js'
-import { type Deferred, defer, raceAbort } from './deferred.js'
+import { askApproval } from './approval.js'
+import { type Deferred, defer } from './deferred.js'
 import {
   runWaterfall,
   type ToolCallInfo,
@@ -21,9 +21,20 @@ import {
   type ToolPreResult,
 } from './hooks.js'
 import { toUserMessage } from './inputs.js'
-import type { ApprovalDecision, TurnContext } from './turn-context.js'
+import { truncateResult } from './tool-output.js'
+import type { StepContext } from './turn-context.js'
 
 type ResultData = EventMap['tool/result']
+/** The codes of the error results the agent itself writes (a tool's own failure is `tool-error`). */
+export type ToolFailureCode =
+  | 'unknown-tool'
+  | 'invalid-arguments'
+  | 'hook-failed'
+  | 'denied'
+  | 'not-approved'
+  | 'canceled'
+  | 'internal'
+  | 'tool-error'
 type Outcome = { readonly result: ResultData; readonly contexts: readonly UserMessageData[] }
 type Runnable = { readonly tool: Tool; readonly args: unknown; readonly rawArgs: JsonValue }
 type Plan =
@@ -34,7 +45,7 @@ type Plan =
 export type BatchOutcome = { readonly isCanceled: boolean; readonly concludesTurn: boolean }
 
 export async function runToolBatch(
-  context: TurnContext,
+  context: StepContext,
   turn: number,
   step: number,
   calls: readonly ToolCallBlock[],
@@ -130,7 +141,7 @@ function executionGroups(plans: readonly Plan[]): number[][] {
   return groups
 }
 
-async function planCall(context: TurnContext, call: ToolCallBlock): Promise<Plan> {
+async function planCall(context: StepContext, call: ToolCallBlock): Promise<Plan> {
   const done = (outcome: Outcome): Plan => ({ kind: 'done', outcome })
   if (context.signal.aborted) return done(canceledBeforeStart(call))
   const tool = context.tools.get(call.name)
@@ -174,7 +185,13 @@ async function planCall(context: TurnContext, call: ToolCallBlock): Promise<Plan
       const runnable = replacedArguments(call, tool, parsed.args, decision.args)
       if (runnable.kind === 'done') return runnable
       const asked = runnable.rawArgs === call.args ? info : { ...info, args: runnable.rawArgs }
-      const approval = await askApproval(context, asked, decision.reason)
+      const approval = await askApproval({
+        approve: context.approve,
+        call: asked,
+        reason: decision.reason,
+        signal: context.signal,
+        reportError: context.reportError,
+      })
       if (context.signal.aborted) return done(canceledBeforeStart(call))
       if (!approval.approved) return done(failure(call, 'not-approved', approval.reason))
       return runnable
@@ -214,53 +231,8 @@ function checkToolPreResult(result: unknown): asserts result is ToolPreResult {
   }
 }
 
-async function askApproval(
-  context: TurnContext,
-  call: ToolCallInfo,
-  reason: string | undefined,
-): Promise<{ approved: boolean; reason: string }> {
-  try {
-    const asked = Promise.resolve(
-      context.approve({
-        call,
-        ...(reason === undefined ? {} : { reason }),
-        signal: context.signal,
-      }),
-    )
-    const answer = await raceAbort(asked, context.signal, () => false)
-    return readApproval(answer, call.name)
-  } catch (error) {
-    context.reportError('approve', error)
-    return {
-      approved: false,
-      reason: `Approval for ${call.name} failed (${messageOf(error)}); the tool did not run.`,
-    }
-  }
-}
-
-function readApproval(
-  answer: ApprovalDecision,
-  tool: string,
-): { approved: boolean; reason: string } {
-  const refusal = `The user did not approve this call to ${tool}.`
-  if (typeof answer === 'boolean') return { approved: answer, reason: refusal }
-  if (typeof answer === 'string')
-    return { approved: answer === 'allow' || answer === 'run', reason: refusal }
-  if (typeof answer === 'object' && answer !== null) {
-    const approved =
-      'approved' in answer
-        ? answer.approved === true
-        : answer.action === 'allow' || answer.action === 'run'
-    return { approved, reason: answer.reason ?? refusal }
-  }
-  return {
-    approved: false,
-    reason: `${refusal} (the approver answered ${JSON.stringify(answer)}; expected true or false)`,
-  }
-}
-
 async function executeCall(
-  context: TurnContext,
+  context: StepContext,
   turn: number,
   step: number,
   call: ToolCallBlock,
@@ -294,7 +266,7 @@ async function executeCall(
       name: call.name,
       content: [{ type: 'text', text: `Error: ${message}` }],
       isError: true,
-      error: { code: 'tool-error', message },
+      error: { code: 'tool-error' satisfies ToolFailureCode, message },
     }
   }
   let contexts: readonly UserMessageData[] = []
@@ -319,7 +291,13 @@ async function executeCall(
       context.reportError('hook:tool-post', error)
     }
   }
-  return { result: truncate(context, result), contexts }
+  const truncated = await truncateResult({
+    result,
+    limit: context.toolOutput.limit,
+    dir: context.toolOutput.dir,
+    sessionId: context.session.header.id,
+  })
+  return { result: truncated, contexts }
 }
 
 function toResult(call: ToolCallBlock, output: ToolOutput): ResultData {
@@ -344,44 +322,7 @@ function toResult(call: ToolCallBlock, output: ToolOutput): ResultData {
   )
 }
 
-/** Keeps a result under the limit; the full text goes to a file the note names. */
-function truncate(context: TurnContext, result: ResultData): ResultData {
-  let total = 0
-  for (const block of result.content) if (block.type === 'text') total += block.text.length
-  if (total <= context.toolOutput.limit) return result
-  const full = result.content
-    .map((block) => (block.type === 'text' ? block.text : `[${block.mediaType} image]`))
-    .join('\n')
-  let path: string
-  try {
-    // A private directory, a 0600 file, old files swept (src/tools/output-spill.ts).
-    path = saveToolOutputSync({
-      dir: context.toolOutput.dir,
-      name: `${context.session.header.id}-${result.callId}`,
-      text: full,
-    })
-  } catch (error) {
-    path = `(could not be saved: ${messageOf(error)})`
-  }
-  let budget = context.toolOutput.limit
-  const content: ContentBlock[] = []
-  for (const block of result.content) {
-    if (block.type !== 'text') {
-      content.push(block)
-      continue
-    }
-    const kept = block.text.slice(0, Math.max(0, budget))
-    budget -= kept.length
-    if (kept !== '') content.push({ type: 'text', text: kept })
-  }
-  content.push({
-    type: 'text',
-    text: `\n[Output truncated: showing the first ${context.toolOutput.limit} of ${total} characters. The full output is in ${path}]`,
-  })
-  return { ...result, content }
-}
-
-function failure(call: ToolCallBlock, code: string, message: string): Outcome {
+function failure(call: ToolCallBlock, code: ToolFailureCode, message: string): Outcome {
   return {
     result: {
       callId: call.id,
