@@ -47,6 +47,7 @@ export {
   createSession,
   type Delivery,
   type DeliveryResult,
+  type DiscardReason,
   EVENT_TYPES,
   type EventMap,
   type EventType,

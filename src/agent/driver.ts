@@ -4,9 +4,10 @@
  * phase changes of a run; `createAgent` owns the ones of the caller's calls.
  */
 import {
+  applyCrashRepair,
+  crashRepairOf,
   type DeliveryResult,
   messageOf,
-  planCrashRepair,
   RudderError,
   type Session,
 } from '../core/index.js'
@@ -214,10 +215,10 @@ const discardReason = (run: Run) => (run.cause === 'cancel' ? 'canceled' : 'disp
 
 /** After a fatal error, close the turn as crash repair would, if the session still takes appends. */
 function closeOpenTurn(session: Session): void {
-  const plan = planCrashRepair(session.events)
+  const plan = crashRepairOf(session.events)
   if (!plan) return
   try {
-    for (const [type, data] of plan.appends) session.append(type, data as never)
+    applyCrashRepair(session, plan)
     session.flush().catch(() => {
       // The store that failed may fail again; reopening the session repairs its log.
     })
