@@ -41,6 +41,15 @@ type Plan =
   | { readonly kind: 'done'; readonly outcome: Outcome }
   | ({ readonly kind: 'run' } & Runnable)
 
+/** One call of the batch: what was decided for it, and its outcome once known. */
+type Slot = {
+  readonly call: ToolCallBlock
+  readonly plan: Plan
+  readonly outcome: Deferred<Outcome>
+}
+type RunSlot = Slot & { readonly plan: Extract<Plan, { kind: 'run' }> }
+const isRunSlot = (slot: Slot): slot is RunSlot => slot.plan.kind === 'run'
+
 /** How a batch ended: canceled part-way, and whether a tool asked to conclude the turn. */
 export type BatchOutcome = { readonly isCanceled: boolean; readonly concludesTurn: boolean }
 
@@ -50,73 +59,56 @@ export async function runToolBatch(
   step: number,
   calls: readonly ToolCallBlock[],
 ): Promise<BatchOutcome> {
-  const plans: Plan[] = []
+  const slots: Slot[] = []
   // Decide every call first, in call order: unknown tools, bad arguments, hooks and approval.
-  for (const call of calls) plans.push(await planCall(context, call))
-
-  const outcomes: Deferred<Outcome>[] = plans.map((plan) => {
+  for (const call of calls) {
+    const plan = await planCall(context, call)
     const outcome = defer<Outcome>()
     if (plan.kind === 'done') outcome.resolve(plan.outcome)
-    return outcome
-  })
-  // Results are logged in call order, each as soon as it and all before it are known.
-  const logging = (async () => {
-    for (const outcome of outcomes) {
-      const { result, contexts } = await outcome.promise
-      context.session.append('tool/result', result)
-      for (const additional of contexts) context.stage(additional)
-    }
-  })()
-  // Awaited below; until then this only keeps a failed append from counting as unhandled.
-  logging.catch(() => {})
+    slots.push({ call, plan, outcome })
+  }
+  const logging = logInCallOrder(context, slots)
 
   let concludesTurn = false
   try {
-    for (const group of executionGroups(plans)) {
+    for (const group of executionGroups(slots)) {
       // A cancel can arrive while the group's tool/call events are appended (an observer of
       // them may cancel): calls not logged as started by then never start.
-      const started: number[] = []
-      for (const index of group) {
+      const started: RunSlot[] = []
+      for (const slot of group) {
         if (context.signal.aborted) {
-          outcomes[index]!.resolve(canceledBeforeStart(calls[index]!))
+          slot.outcome.resolve(canceledBeforeStart(slot.call))
           continue
         }
-        const plan = plans[index] as Runnable
+        const { call, plan } = slot
         context.session.append('tool/call', {
-          callId: calls[index]!.id,
-          name: calls[index]!.name,
+          callId: call.id,
+          name: call.name,
           args: plan.rawArgs,
         })
-        started.push(index)
+        started.push(slot)
       }
       if (started.length === 0) continue
       // Durability point: a tool's side effects never precede the record that it started.
       await context.session.flush()
       await Promise.all(
-        started.map(async (index) => {
-          const outcome = await executeCall(
-            context,
-            turn,
-            step,
-            calls[index]!,
-            plans[index] as Runnable,
-            () => {
-              concludesTurn = true
-            },
-          )
-          outcomes[index]!.resolve(outcome)
+        started.map(async ({ call, plan, outcome }) => {
+          const concludeTurn = () => {
+            concludesTurn = true
+          }
+          outcome.resolve(await executeCall(context, { turn, step, call, plan, concludeTurn }))
         }),
       )
     }
   } finally {
     // Whatever failed above (a store write), no call may be left without a result.
-    for (const [index, outcome] of outcomes.entries()) {
+    for (const { call, outcome } of slots) {
       if (!outcome.isSettled)
         outcome.resolve(
           failure(
-            calls[index]!,
+            call,
             'internal',
-            `The tool ${calls[index]!.name} did not run: the agent failed before starting it.`,
+            `The tool ${call.name} did not run: the agent failed before starting it.`,
           ),
         )
     }
@@ -125,18 +117,35 @@ export async function runToolBatch(
   return { isCanceled: context.signal.aborted, concludesTurn }
 }
 
+/**
+ * Logs each result in call order as soon as it and all before it are known (docs/spec.md §3.3
+ * rule 3), and stages its `tool-post` contexts, so they follow every result of the batch.
+ */
+function logInCallOrder(context: StepContext, slots: readonly Slot[]): Promise<void> {
+  const logging = (async () => {
+    for (const { outcome } of slots) {
+      const { result, contexts } = await outcome.promise
+      context.session.append('tool/result', result)
+      for (const additional of contexts) context.stage(additional)
+    }
+  })()
+  // Awaited by the batch; until then this only keeps a failed append from counting as unhandled.
+  logging.catch(() => {})
+  return logging
+}
+
 /** Consecutive parallel calls share a group; an exclusive call runs alone. Calls already decided run nowhere. */
-function executionGroups(plans: readonly Plan[]): number[][] {
-  const groups: number[][] = []
-  let current: number[] = []
-  plans.forEach((plan, index) => {
-    if (plan.kind !== 'run') return
-    if (plan.tool.concurrency === 'exclusive') {
+function executionGroups(slots: readonly Slot[]): RunSlot[][] {
+  const groups: RunSlot[][] = []
+  let current: RunSlot[] = []
+  for (const slot of slots) {
+    if (!isRunSlot(slot)) continue
+    if (slot.plan.tool.concurrency === 'exclusive') {
       if (current.length > 0) groups.push(current)
-      groups.push([index])
+      groups.push([slot])
       current = []
-    } else current.push(index)
-  })
+    } else current.push(slot)
+  }
   if (current.length > 0) groups.push(current)
   return groups
 }
@@ -233,11 +242,19 @@ function checkToolPreResult(result: unknown): asserts result is ToolPreResult {
 
 async function executeCall(
   context: StepContext,
-  turn: number,
-  step: number,
-  call: ToolCallBlock,
-  plan: Runnable,
-  concludeTurn: () => void,
+  {
+    turn,
+    step,
+    call,
+    plan,
+    concludeTurn,
+  }: {
+    readonly turn: number
+    readonly step: number
+    readonly call: ToolCallBlock
+    readonly plan: Runnable
+    readonly concludeTurn: () => void
+  },
 ): Promise<Outcome> {
   const toolContext: ToolContext = {
     signal: context.signal,

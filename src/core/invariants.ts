@@ -75,7 +75,8 @@ export function createLogChecker(options: LogCheckOptions = {}): LogChecker {
   let out: LogProblem[] = []
   let current: CoreEvent | undefined
   const fail = (rule: LogRule, message: string): void => {
-    const event = current!
+    const event = current
+    if (!event) return
     out.push({ seq: event.seq, rule, message: `seq ${event.seq} (${event.type}): ${message}` })
   }
   const outsideStep = (what: string): void => {

@@ -23,9 +23,9 @@ export function openTurnStart(
   throughSeq = events.length - 1,
 ): number | undefined {
   for (let seq = throughSeq; seq >= 0; seq--) {
-    const event = events[seq]!
-    if (event.type === 'turn/end') return undefined
-    if (event.type === 'turn/start') return seq
+    const type = events[seq]?.type
+    if (type === 'turn/end') return undefined
+    if (type === 'turn/start') return seq
   }
   return undefined
 }
@@ -50,7 +50,7 @@ export function forkCut(
   if (start !== undefined)
     throw new RudderError(
       'OPEN_TURN',
-      `cannot fork session ${id} at seq ${atSeq}: it is inside turn ${(events[start]!.data as { turn: number }).turn} (open from seq ${start}); fork at seq ${start - 1} (before the turn) or at the seq of a later turn/end`,
+      `cannot fork session ${id} at seq ${atSeq}: it is inside turn ${(events[start]?.data as { turn?: number } | undefined)?.turn} (open from seq ${start}); fork at seq ${start - 1} (before the turn) or at the seq of a later turn/end`,
     )
   return atSeq
 }
