@@ -10,53 +10,38 @@ import {
   RudderError,
   type Session,
 } from '../core/index.js'
-import { defaultSpillDirectory } from '../tools/output-spill.js'
 import type { Agent, AgentOptions } from './agent-api.js'
-import { refuseWithoutApprover } from './approval.js'
 import { compact, compactionSettings } from './compaction.js'
 import { type Deferred, defer } from './deferred.js'
 import { createDriver } from './driver.js'
-import { createHookRegistry, runSerial } from './hooks.js'
+import { createHookRegistry } from './hooks.js'
 import { createInbox, entries } from './inbox.js'
-import { toUserMessage } from './inputs.js'
+import { checkSendOptions, toInjectedContext, toUserMessage } from './inputs.js'
 import { createNotifier } from './notifications.js'
 import {
   type AgentPhase,
+  assertUsablePhase,
   isWindowOpen,
   move,
-  type Run,
   runOf,
   statusOf,
   takesSteering,
 } from './phase.js'
 import { retryPolicy } from './retry.js'
+import { turnContextOf } from './run-scope.js'
 import { readHistory } from './session-history.js'
-import {
-  changedSettings,
-  checkProvider,
-  missingModel,
-  toSettings,
-  wholeNumber,
-} from './settings.js'
+import { startSession } from './session-start.js'
+import { agentLimits, changedSettings, initialSettings } from './settings.js'
 import { runTurn } from './turn.js'
-import type { TurnContext, TurnDependencies } from './turn-context.js'
+import type { TurnDependencies } from './turn-context.js'
 
 export type { Agent, AgentOptions } from './agent-api.js'
 export type { AgentSettings, AgentSettingsChange } from './settings.js'
 
-const SEND_OPTION_KEYS = new Set(['target', 'wakeup'])
-
 export function createAgent(options: AgentOptions): Agent {
-  const { session, provider } = options
+  const { session } = options
   checkSession(session)
-  checkProvider(provider)
-  let settings = toSettings({
-    provider,
-    model: options.model ?? provider.model ?? missingModel(provider),
-    system: options.system ?? '',
-    params: options.params ?? {},
-    tools: options.tools ?? [],
-  })
+  let settings = initialSettings(options)
   const history = readHistory(session)
   const hooks = createHookRegistry(options.hooks)
   const retry = retryPolicy(options.retry)
@@ -71,8 +56,6 @@ export function createAgent(options: AgentOptions): Agent {
   let phase: AgentPhase = { kind: 'idle' }
   /** The one promise of `dispose()`, from its first call: every later call throws at once. */
   let disposal: Promise<void> | undefined
-  /** While `session-start` listeners run no turn opens, so their contexts land at once. */
-  let isSessionStarting = false
   const idleWaiters: Deferred<void>[] = []
 
   function moveTo(next: AgentPhase): void {
@@ -87,8 +70,8 @@ export function createAgent(options: AgentOptions): Agent {
       emit({ type: 'delivery/end', id: entry.id, kind: entry.kind, result }),
   })
 
-  function runCompaction(reason: CompactionReason, signal: AbortSignal, instructions?: string) {
-    return compact({
+  const runCompaction = (reason: CompactionReason, signal: AbortSignal, instructions?: string) =>
+    compact({
       events: session.events,
       provider: settings.step.provider,
       model: settings.step.model,
@@ -101,20 +84,12 @@ export function createAgent(options: AgentOptions): Agent {
         emit({ type: 'compaction/request', reason, attempt, maxAttempts: retry.maxRetries + 1 }),
       append: (data) => session.append('compaction', data).seq,
     })
-  }
 
   const dependencies: TurnDependencies = {
     session,
     hooks,
-    approve: options.approve ?? refuseWithoutApprover,
-    maxSteps: wholeNumber(options.maxSteps ?? 100, 'maxSteps', 1),
-    maxStopContinuations: wholeNumber(options.maxStopContinuations ?? 8, 'maxStopContinuations', 0),
-    toolOutput: {
-      limit: options.toolOutput?.limit ?? 50_000,
-      dir: options.toolOutput?.dir ?? defaultSpillDirectory(),
-    },
+    ...agentLimits(options),
     retry,
-    cwd: options.cwd ?? process.cwd(),
     get agent() {
       return agent
     },
@@ -125,75 +100,31 @@ export function createAgent(options: AgentOptions): Agent {
     current: () => settings.step,
   }
 
-  function turnContext(run: Run): TurnContext {
-    const { signal } = run.controller
-    return {
-      ...dependencies,
-      signal,
-      cancelCause: () => run.cause,
-      compact: (reason) => runCompaction(reason, signal),
-      stage(data) {
-        // A tool-post context of a canceled turn is dropped whenever its result is logged: it
-        // must not land after `turn/end` nor join the next prompt (docs/spec.md §5.5).
-        if (!signal.aborted) inbox.stage(entries.context(data, true))
-      },
-      drain(turn) {
-        // After a cancel nothing joins the canceled turn (docs/spec.md §5.5).
-        if (signal.aborted) return false
-        const steering = inbox.drain(turn)
-        run.carried.push(...steering)
-        return steering.length > 0
-      },
-      closeWindow: () => moveTo({ kind: 'running', run, isWindowOpen: false }),
-    }
-  }
-
-  const sessionStart = (async () => {
-    // One microtask, so listeners registered with agent.on() right after createAgent run too.
-    await Promise.resolve()
-    const startListeners = hooks.list('session-start')
-    if (startListeners.length === 0) return
-    isSessionStarting = true
-    try {
-      await runSerial(
-        startListeners,
-        { reason: options.startReason ?? history.startReason, signal: lifetime.signal },
-        (error) => reportError('hook:session-start', error),
-      )
-    } finally {
-      isSessionStarting = false
-    }
-  })()
+  const sessionStart = startSession({
+    hooks,
+    reason: options.startReason ?? history.startReason,
+    signal: lifetime.signal,
+    reportError,
+  })
 
   const driver = createDriver({
     session,
     inbox,
     hooks,
-    sessionStart,
+    sessionStart: sessionStart.done,
     turns: { last: history.lastTurn },
     phase: () => phase,
     moveTo,
     reportError,
-    runTurn: (run, turn) => runTurn(turnContext(run), turn),
+    runTurn: (run, turn) =>
+      runTurn(turnContextOf({ run, dependencies, inbox, moveTo, compact: runCompaction }), turn),
     compact: (signal, instructions) => runCompaction('manual', signal, instructions),
     onIdle: () => {
       for (const waiter of idleWaiters.splice(0)) waiter.resolve()
     },
   })
 
-  function assertUsable(call: string): void {
-    if (disposal || phase.kind === 'disposed')
-      throw new RudderError(
-        'DISPOSED',
-        `agent.${call}(): this agent was disposed; create a new one with createAgent()`,
-      )
-    if (phase.kind === 'stopped')
-      throw new RudderError(
-        phase.error.code,
-        `agent.${call}(): the agent stopped after an error (${phase.error.message}); create a new agent over a reopened session`,
-        { cause: phase.error },
-      )
-  }
+  const assertUsable = (call: string) => assertUsablePhase(phase, disposal !== undefined, call)
 
   function enqueue(entry: ReturnType<typeof entries.prompt | typeof entries.continue>) {
     inbox.enqueue(entry)
@@ -227,22 +158,9 @@ export function createAgent(options: AgentOptions): Agent {
     },
     send(input, sendOptions) {
       assertUsable('send')
-      for (const key of Object.keys(sendOptions ?? {})) {
-        if (!SEND_OPTION_KEYS.has(key))
-          throw new RudderError(
-            'INVALID_INPUT',
-            `agent.send(): unknown option ${JSON.stringify(key)}; SendOptions has only target and wakeup`,
-          )
-      }
-      const target = sendOptions?.target ?? 'next-turn'
-      if (target !== 'next-turn' && target !== 'next-step')
-        throw new RudderError(
-          'INVALID_INPUT',
-          `agent.send(): target must be 'next-turn' or 'next-step', got ${JSON.stringify(target)}`,
-        )
+      const { target, wakeup } = checkSendOptions(sendOptions)
       if (target === 'next-step') return agent.steer(input)
-      const data = toUserMessage(input, 'agent.send()')
-      return enqueue(entries.prompt(data, sendOptions?.wakeup ?? true))
+      return enqueue(entries.prompt(toUserMessage(input, 'agent.send()'), wakeup))
     },
     steer(input) {
       assertUsable('steer')
@@ -255,15 +173,9 @@ export function createAgent(options: AgentOptions): Agent {
     },
     inject(context) {
       assertUsable('inject')
-      const data = toUserMessage(context, 'agent.inject()')
-      if (data.source.kind === 'user')
-        throw new RudderError(
-          'INVALID_INPUT',
-          "agent.inject(): the source must name the producer (e.g. { kind: 'plugin', name: 'my-plugin' }); a person's message goes through send() or steer()",
-        )
-      const entry = entries.context(data, false)
+      const entry = entries.context(toInjectedContext(context), false)
       // After a cancel the context is staged too: it lands right after the turn's end.
-      if (isWindowOpen(phase) && !isSessionStarting) inbox.stage(entry)
+      if (isWindowOpen(phase) && !sessionStart.isRunning) inbox.stage(entry)
       else inbox.appendContext(entry)
       return { id: entry.id, result: entry.done.promise }
     },
@@ -307,7 +219,7 @@ export function createAgent(options: AgentOptions): Agent {
         discardPending('dispose', false)
         lifetime.abort()
         await driver.driving
-        await sessionStart
+        await sessionStart.done
         unsubscribeListenerErrors()
         moveTo({ kind: 'disposed' })
       })()

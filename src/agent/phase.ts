@@ -126,6 +126,24 @@ export function statusOf(phase: AgentPhase): AgentStatus {
   }
 }
 
+/**
+ * Throws unless a caller may use the agent: `DISPOSED` once `dispose()` was called, the fatal
+ * error's code once the agent stopped. Nothing has changed when it throws.
+ */
+export function assertUsablePhase(phase: AgentPhase, isDisposing: boolean, call: string): void {
+  if (isDisposing || phase.kind === 'disposed')
+    throw new RudderError(
+      'DISPOSED',
+      `agent.${call}(): this agent was disposed; create a new one with createAgent()`,
+    )
+  if (phase.kind === 'stopped')
+    throw new RudderError(
+      phase.error.code,
+      `agent.${call}(): the agent stopped after an error (${phase.error.message}); create a new agent over a reopened session`,
+      { cause: phase.error },
+    )
+}
+
 export function newRun(): Run {
   return { controller: new AbortController(), cause: 'cancel', carried: [], settlements: [] }
 }

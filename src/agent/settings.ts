@@ -4,7 +4,10 @@
  */
 import { RudderError } from '../core/index.js'
 import type { ModelParams, Provider } from '../providers/provider.js'
+import { defaultSpillDirectory } from '../tools/output-spill.js'
 import type { Tool } from '../tools/tool.js'
+import type { AgentOptions } from './agent-api.js'
+import { refuseWithoutApprover } from './approval.js'
 import type { StepSettings } from './turn-context.js'
 
 /** What a step's request is made with (see `Agent.configure`). */
@@ -50,6 +53,19 @@ export function toSettings(settings: AgentSettings): Settings {
   }
 }
 
+/** The settings `createAgent` starts with (throws for a provider that cannot stream or no model). */
+export function initialSettings(options: AgentOptions): Settings {
+  const { provider } = options
+  checkProvider(provider)
+  return toSettings({
+    provider,
+    model: options.model ?? provider.model ?? missingModel(provider),
+    system: options.system ?? '',
+    params: options.params ?? {},
+    tools: options.tools ?? [],
+  })
+}
+
 /** Applies a change; a new provider without a model brings its own model. */
 export function changedSettings(current: AgentSettings, changes: AgentSettingsChange): Settings {
   const next = { ...current, ...changes }
@@ -71,6 +87,20 @@ export function missingModel(provider: Provider): never {
     'INVALID_INPUT',
     `createAgent: no model; pass createAgent({ model }) (provider ${provider.id} names no default)`,
   )
+}
+
+/** The limits and defaults a turn runs with, from `createAgent`'s options (checked). */
+export function agentLimits(options: AgentOptions) {
+  return {
+    approve: options.approve ?? refuseWithoutApprover,
+    maxSteps: wholeNumber(options.maxSteps ?? 100, 'maxSteps', 1),
+    maxStopContinuations: wholeNumber(options.maxStopContinuations ?? 8, 'maxStopContinuations', 0),
+    toolOutput: {
+      limit: options.toolOutput?.limit ?? 50_000,
+      dir: options.toolOutput?.dir ?? defaultSpillDirectory(),
+    },
+    cwd: options.cwd ?? process.cwd(),
+  }
 }
 
 /** `value` if it is a whole number of at least `least`; else `INVALID_INPUT` naming the option. */
