@@ -6,6 +6,7 @@
 import {
   type ContentBlock,
   messageOf,
+  optional,
   type ToolCallBlock,
   type UserMessageData,
 } from '../core/index.js'
@@ -227,7 +228,7 @@ function toResult(call: ToolCallBlock, output: ToolOutput): ResultData {
       ToolOutput,
       string | readonly ContentBlock[]
     >
-    return { ...base, content, isError: isError === true, ...(meta === undefined ? {} : { meta }) }
+    return { ...base, content, isError: isError === true, ...optional('meta', meta) }
   }
   throw new TypeError(
     `the tool returned ${JSON.stringify(output)}; a tool must return a string, content blocks, or { content, isError?, meta? }`,
