@@ -41,9 +41,9 @@ const WEEK_MS = 7 * 24 * 60 * 60 * 1000
 const { O_WRONLY, O_CREAT, O_EXCL, O_NOFOLLOW } = constants
 
 /**
- * Saves `text` and returns the file's path. Synchronous: it runs while the agent finishes a
- * tool result. Throws when the directory is not safe or the file cannot be written; the caller
- * says so in the result instead of a path.
+ * Saves `text` and returns the file's path, blocking (the agent uses `saveToolOutput`). Throws
+ * when the directory is not safe or the file cannot be written; the caller says so in the
+ * result instead of a path.
  */
 export function saveToolOutputSync(options: SpillOptions): string {
   ensurePrivateDirectory(options.dir)
