@@ -4,6 +4,7 @@
  * the log; the summarizing request is recorded in the event.
  */
 import {
+  type CompactionReason,
   type ContentBlock,
   type CoreEvent,
   isCoreEvent,
@@ -79,7 +80,7 @@ export type CompactionRun = {
   readonly retry: RetryPolicy
   readonly settings: CompactionSettings
   readonly signal: AbortSignal
-  readonly reason: 'manual' | 'auto' | 'overflow'
+  readonly reason: CompactionReason
   readonly instructions?: string
   /** Told before each attempt of the summarizing request. */
   onAttempt(attempt: number): void
@@ -141,8 +142,8 @@ export async function compact(run: CompactionRun): Promise<CompactResult> {
 export function chooseCut(events: readonly SessionEvent[], keepTokens: number): number | undefined {
   let floor = 0
   for (let i = events.length - 1; i >= 0; i--) {
-    const event = events[i]!
-    if (event.type === 'compaction') {
+    const event = events[i]
+    if (event?.type === 'compaction') {
       floor = event.seq + 1
       break
     }
@@ -150,8 +151,8 @@ export function chooseCut(events: readonly SessionEvent[], keepTokens: number): 
   const boundaries: number[] = []
   let inStep = false
   for (let seq = floor; seq < events.length; seq++) {
-    const event = events[seq]!
-    if (!isCoreEvent(event)) continue
+    const event = events[seq]
+    if (!event || !isCoreEvent(event)) continue
     if (event.type === 'step/start') {
       boundaries.push(seq)
       inStep = true
@@ -164,8 +165,7 @@ export function chooseCut(events: readonly SessionEvent[], keepTokens: number): 
   }
   // Walk back from the newest boundary while the kept tail still fits.
   let cut: number | undefined
-  for (let index = boundaries.length - 1; index >= 0; index--) {
-    const candidate = boundaries[index]!
+  for (const candidate of [...boundaries].reverse()) {
     if (estimateTokens(project(events.slice(candidate))) > keepTokens) break
     cut = candidate
   }

@@ -71,13 +71,45 @@ export type WaterfallListener<Event, Result> = (
 /** A serial listener, awaited one after another. */
 export type SerialListener<Event> = (event: Event) => void | Promise<void>
 
-/** Every extension point and its listener type. */
+/**
+ * Every extension point and its listener type (docs/spec.md §6). Listeners run in registration
+ * order, the first registered outermost. A listener may throw: what the agent then does is
+ * written on each point below, and every throw is reported as a `listener/error` notification.
+ * A listener should honour `event.signal`; one that ignores it is not waited for after a cancel
+ * where that is said below.
+ */
 export type HookListeners = {
+  /**
+   * Waterfall, during admission, before the turn opens (§6.1). The final result decides:
+   * `admit` replaces only the prompt's content and adds `additionalContexts` (logged after the
+   * prompt, FIFO, each with its own source); `block` writes nothing and the delivery resolves
+   * `blocked`. A throw or a malformed result blocks with the error's message. Not waited for
+   * after a cancel.
+   */
   'prompt-submit': WaterfallListener<PromptSubmitEvent, PromptSubmitResult>
+  /** Serial, before each step's drain (§6.2); `stop()` ends the turn `completed`. A throw is reported and the step runs. */
   step: SerialListener<StepEvent>
+  /**
+   * Waterfall, per call, in call order, before any call of the message runs (§6.3): `run`
+   * (with replacement `args`, checked again), `deny` (the reason goes to the model) or `ask`
+   * (the approver decides). A throw or a malformed result gives the call a `hook-failed`
+   * error result; the call does not run.
+   */
   'tool-pre': WaterfallListener<ToolPreEvent, ToolPreResult>
+  /**
+   * Waterfall, per call, after it ran and before its result is logged (§6.4): the final
+   * `content`/`isError` replace the result; `additionalContexts` are staged and logged after
+   * every result of the batch (dropped if the turn was canceled). A throw keeps the tool's own
+   * result. Not run for a call that finished after a cancel.
+   */
   'tool-post': WaterfallListener<ToolPostEvent, ToolPostResult>
+  /**
+   * Serial, once per attempt to end a turn when no steering was drained (§6.5): steering
+   * staged by a listener continues the turn (up to `maxStopContinuations`); `stop()` ends it
+   * anyway. A throw is reported and the turn ends as it would have.
+   */
   'turn-stopping': SerialListener<TurnStoppingEvent>
+  /** Serial, once per agent before its first turn (§6.6); contexts injected now land at once. A throw is reported. */
   'session-start': SerialListener<SessionStartEvent>
 }
 

@@ -1,4 +1,16 @@
-export { type Agent, type AgentOptions, createAgent } from './agent.js'
+export {
+  type Agent,
+  type AgentOptions,
+  type AgentSettings,
+  type AgentSettingsChange,
+  createAgent,
+} from './agent.js'
+export type {
+  ApprovalDecision,
+  ApprovalReply,
+  ApprovalRequest,
+  ApproveCallback,
+} from './approval.js'
 export { type CompactionOptions, type CompactResult, estimateTokens } from './compaction.js'
 export type {
   HookListeners,
@@ -18,4 +30,3 @@ export type {
 } from './hooks.js'
 export type { AgentListener, AgentNotification, AgentStatus } from './notifications.js'
 export type { RetryOptions } from './retry.js'
-export type { ApprovalDecision, ApprovalRequest, ApproveCallback } from './turn-context.js'

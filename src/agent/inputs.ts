@@ -6,6 +6,7 @@ import { randomUUID } from 'node:crypto'
 import {
   type ContentBlock,
   RudderError,
+  type SendOptions,
   toFrozenJson,
   type UserMessageData,
 } from '../core/index.js'
@@ -71,6 +72,40 @@ function checkContent(content: unknown, call: string): asserts content is Conten
       )
     }
   })
+}
+
+/** `inject()`'s input: a message whose source names its producer (a person's goes through send). */
+export function toInjectedContext(context: unknown): UserMessageData {
+  const data = toUserMessage(context, 'agent.inject()')
+  if (data.source.kind === 'user')
+    throw new RudderError(
+      'INVALID_INPUT',
+      "agent.inject(): the source must name the producer (e.g. { kind: 'plugin', name: 'my-plugin' }); a person's message goes through send() or steer()",
+    )
+  return data
+}
+
+const SEND_OPTION_KEYS = new Set(['target', 'wakeup'])
+
+/** Checks `send()`'s options (docs/spec.md §5.1: `target` and `wakeup`, nothing else). */
+export function checkSendOptions(options: SendOptions | undefined): {
+  readonly target: 'next-turn' | 'next-step'
+  readonly wakeup: boolean
+} {
+  for (const key of Object.keys(options ?? {})) {
+    if (!SEND_OPTION_KEYS.has(key))
+      throw new RudderError(
+        'INVALID_INPUT',
+        `agent.send(): unknown option ${JSON.stringify(key)}; SendOptions has only target and wakeup`,
+      )
+  }
+  const target = options?.target ?? 'next-turn'
+  if (target !== 'next-turn' && target !== 'next-step')
+    throw new RudderError(
+      'INVALID_INPUT',
+      `agent.send(): target must be 'next-turn' or 'next-step', got ${JSON.stringify(target)}`,
+    )
+  return { target, wakeup: options?.wakeup ?? true }
 }
 
 /** A fresh message id: unique per session, assigned when a value is accepted. */

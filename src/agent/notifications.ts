@@ -2,7 +2,12 @@
  * Live, non-durable notifications (`agent.subscribe`, docs/spec.md §5.6). Durable events come from
  * `session.subscribe`; these carry what never reaches the log.
  */
-import type { DeliveryResult, JsonValue } from '../core/index.js'
+import {
+  type CompactionReason,
+  type DeliveryResult,
+  type JsonValue,
+  messageOf,
+} from '../core/index.js'
 
 export type AgentStatus = 'idle' | 'admitting' | 'running'
 
@@ -62,7 +67,7 @@ export type AgentNotification =
   /** A compaction's summarizing request is about to be sent (attempt 1, or a retry). */
   | {
       readonly type: 'compaction/request'
-      readonly reason: 'manual' | 'auto' | 'overflow'
+      readonly reason: CompactionReason
       readonly attempt: number
       readonly maxAttempts: number
     }
@@ -75,3 +80,30 @@ export type AgentNotification =
     }
 
 export type AgentListener = (notification: AgentNotification) => void
+
+/** The agent's live listeners: `emit` tells each one, and a listener that throws harms no other. */
+export function createNotifier() {
+  const listeners = new Set<AgentListener>()
+  function emit(notification: AgentNotification): void {
+    for (const listener of [...listeners]) {
+      try {
+        listener(notification)
+      } catch (error) {
+        // A live listener that throws cannot be told through itself; the console is the last resort.
+        console.error('rudder: an agent listener threw:', error)
+      }
+    }
+  }
+  return {
+    emit,
+    /** Reports a listener's or hook's failure as a `listener/error` notification. */
+    reportError: (source: string, error: unknown) =>
+      emit({ type: 'listener/error', source, message: messageOf(error), error }),
+    subscribe(listener: AgentListener): () => void {
+      listeners.add(listener)
+      return () => {
+        listeners.delete(listener)
+      }
+    },
+  }
+}

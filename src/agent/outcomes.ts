@@ -2,14 +2,14 @@
  * Turning what listeners and turns produce into the agent's results: a checked admission
  * decision, and the delivery result of a turn that ended.
  */
-import type { DeliveryResult } from '../core/index.js'
+import { type DeliveryResult, optional } from '../core/index.js'
 import type { PromptSubmitResult } from './hooks.js'
 import { toUserMessage } from './inputs.js'
 import type { TurnOutcome } from './turn.js'
 
 /** The delivery result of a prompt (or steering) whose turn ended. */
 export function deliveryResult(outcome: TurnOutcome, turn: number): DeliveryResult {
-  const text = outcome.text === undefined ? {} : { text: outcome.text }
+  const text = optional('text', outcome.text)
   const reason = outcome.reason
   switch (reason.kind) {
     case 'completed':

@@ -17,8 +17,8 @@ export function readHistory(session: Session): {
     index >= 0 && (lastTurn === undefined || lastHeader === undefined);
     index--
   ) {
-    const event = events[index]!
-    if (!isCoreEvent(event)) continue
+    const event = events[index]
+    if (!event || !isCoreEvent(event)) continue
     if (lastTurn === undefined && event.type === 'turn/start') {
       throw new RudderError(
         'WRONG_STATE',

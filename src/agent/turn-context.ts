@@ -1,50 +1,30 @@
 /**
- * What a running turn needs from its agent: dependencies, limits, the run's signal, and the
- * agent-owned operations on the outbox and acceptance window.
+ * What a running turn needs from its agent, in three parts: the dependencies built once per
+ * agent, the run's scope (its signal and compaction), and a three-method view of the inbox.
+ * A turn sees them as one flat `TurnContext`; a step adds the settings it was started with.
  */
 import type { EventMap, Session, ToolSpec, UserMessageData } from '../core/index.js'
 import type { ModelParams, Provider } from '../providers/provider.js'
 import type { Tool, ToolAgent } from '../tools/tool.js'
+import type { ApproveCallback } from './approval.js'
 import type { CompactionSettings, CompactResult } from './compaction.js'
-import type { HookRegistry, ToolCallInfo } from './hooks.js'
+import type { HookRegistry } from './hooks.js'
 import type { AgentNotification } from './notifications.js'
 import type { RetryPolicy } from './retry.js'
 
-/** Asked when a `tool-pre` listener answers `ask`. */
-export type ApprovalRequest = {
-  readonly call: ToolCallInfo
-  readonly reason?: string
-  readonly signal: AbortSignal
-}
-/**
- * `true` / `false`, or a decision with the reason given to the model on refusal. The words a
- * `tool-pre` listener uses are understood too: `'allow'` / `'run'` approve, `'deny'` refuses.
- */
-export type ApprovalDecision =
-  | boolean
-  | 'allow'
-  | 'run'
-  | 'deny'
-  | { readonly approved: boolean; readonly reason?: string }
-  | { readonly action: 'allow' | 'run' | 'deny'; readonly reason?: string }
-export type ApproveCallback = (
-  request: ApprovalRequest,
-) => ApprovalDecision | Promise<ApprovalDecision>
-
-/** The part of a turn's context that `agent.configure()` can change between steps. */
-export type StepSettingsOf<Context extends TurnContext> = Pick<
-  Context,
-  'provider' | 'model' | 'system' | 'params' | 'tools' | 'toolSpecs'
->
-
-export type TurnContext = {
-  readonly session: Session
+/** What a step's request is made with; `agent.configure()` changes it between steps. */
+export type StepSettings = {
   readonly provider: Provider
   readonly model: string
   readonly system: string
   readonly params: ModelParams
   readonly tools: ReadonlyMap<string, Tool>
   readonly toolSpecs: readonly ToolSpec[]
+}
+
+/** Built once per agent. */
+export type TurnDependencies = {
+  readonly session: Session
   readonly hooks: HookRegistry
   readonly approve: ApproveCallback
   readonly maxSteps: number
@@ -53,23 +33,35 @@ export type TurnContext = {
   readonly retry: RetryPolicy
   readonly cwd: string
   readonly agent: ToolAgent
-  /** Aborted by cancel or dispose. */
-  readonly signal: AbortSignal
-  /** Why the run was aborted (`cancel` or `dispose`). */
-  cancelCause(): string
+  readonly compaction: CompactionSettings
   /** The latest `request/header` logged, to log a new one only when it changes. */
   readonly header: { last: EventMap['request/header'] | undefined }
   emit(notification: AgentNotification): void
   reportError(source: string, error: unknown): void
-  /** Stages a context in the outbox (it reaches the log at the next drain). */
+  /** The settings the next step is made with (they may change between steps). */
+  current(): StepSettings
+}
+
+/** One run's scope. */
+export type RunScope = {
+  /** Aborted by cancel or dispose. */
+  readonly signal: AbortSignal
+  /** Why the run was aborted (`cancel` or `dispose`). */
+  cancelCause(): 'cancel' | 'dispose'
+  /** Compacts the log now (outside a step), with this run's signal. */
+  compact(reason: 'auto' | 'overflow'): Promise<CompactResult>
+}
+
+/** The inbox as a turn sees it. */
+export type TurnInbox = {
+  /** Stages a hook's context (it reaches the log at the next drain; dropped after a cancel). */
   stage(context: UserMessageData): void
   /** Appends everything staged; true if any steering was appended. */
   drain(turn: number): boolean
   /** Closes the acceptance window (just before `turn/end`). */
   closeWindow(): void
-  /** The settings the next step is made with (they may change between steps). */
-  current(): StepSettingsOf<TurnContext>
-  readonly compaction: CompactionSettings
-  /** Compacts the log now (outside a step), with this run's signal. */
-  compact(reason: 'auto' | 'overflow'): Promise<CompactResult>
 }
+
+export type TurnContext = TurnDependencies & RunScope & TurnInbox
+/** A turn's context with the settings one step was started with. */
+export type StepContext = TurnContext & StepSettings

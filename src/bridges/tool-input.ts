@@ -7,7 +7,7 @@
  * (MCP, a program's own) keep their names and arguments.
  */
 import { isAbsolute, resolve } from 'node:path'
-import type { JsonObject, JsonValue } from '../core/index.js'
+import { type JsonObject, type JsonValue, setDataProperty } from '../core/index.js'
 import type { Dialect } from './hook-config.js'
 
 /** A field of a built-in tool: its rudder name, its Claude Code name, and how values convert. */
@@ -107,7 +107,8 @@ export function toolView(
     input[field.claude] = toClaude(field, value, cwd)
   }
   // Arguments Claude Code has no name for keep rudder's, so an echoed input round-trips.
-  for (const [key, value] of Object.entries(args)) if (!known.has(key)) input[key] = value
+  for (const [key, value] of Object.entries(args))
+    if (!known.has(key)) setDataProperty(input, key, value)
   return { toolName: builtin.claude, toolInput: input, matchNames: [builtin.claude] }
 }
 
@@ -172,7 +173,7 @@ export function fromUpdatedInput(options: {
     if (builtin.claudeOnly?.includes(key)) continue
     const field = byClaudeName.get(key)
     if (!field) {
-      args[key] = value
+      setDataProperty(args, key, value)
       continue
     }
     // `LS` shows a missing path as the cwd; echoed back, it stays missing.

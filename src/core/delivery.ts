@@ -40,8 +40,11 @@ export type DeliveryResult =
     }
   /** Prompt admission said no. */
   | { readonly status: 'blocked'; readonly reason: string }
-  /** It never reached the log. */
-  | { readonly status: 'discarded'; readonly reason: 'canceled' | 'disposed' }
+  /** It never reached the log: a cancel or dispose threw it away, or its caller withdrew it. */
+  | { readonly status: 'discarded'; readonly reason: DiscardReason }
+
+/** Why an input never reached the log: `cancel()`, `dispose()`, or `withdraw(id)`. */
+export type DiscardReason = 'canceled' | 'disposed' | 'withdrawn'
 
 /** A handle on one input: its id and how it ends. */
 export type Delivery = { readonly id: string; readonly result: Promise<DeliveryResult> }

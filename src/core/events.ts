@@ -157,3 +157,14 @@ export function isEventType(type: string): type is EventType {
 export function isCoreEvent(event: SessionEvent): event is CoreEvent {
   return CORE_TYPES.has(event.type)
 }
+
+/**
+ * Whether `event` is the core event `type`, narrowing its `data` to `EventMap[type]`
+ * (`SessionEvent` alone cannot narrow on `type`: an extension event's type is any string).
+ */
+export function isEventOf<T extends EventType>(
+  event: SessionEvent | undefined,
+  type: T,
+): event is CoreEvent<T> {
+  return event?.type === type
+}

@@ -3,7 +3,7 @@
  * costs O(size of the event) per event, so a live session can check every append.
  */
 import { type CoreEvent, isCoreEvent, type SessionEvent } from './events.js'
-import type { ToolCallBlock } from './values.js'
+import { EMPTY_LOG_STATE, foldEvent, type LogState, type OpenStep } from './log-fold.js'
 
 /** The rule a problem breaks. */
 export type LogRule =
@@ -53,24 +53,12 @@ export function checkLog(
   return problems
 }
 
-type StepState = {
-  readonly turn: number
-  readonly step: number
-  readonly startSeq: number
-  assistantSeq: number | undefined
-  calls: readonly ToolCallBlock[]
-  /** Index in `calls` of the next result expected. */
-  resultIndex: number
-  started: Set<string>
-}
-
 /** Creates an incremental checker (see `checkLog`). */
 export function createLogChecker(options: LogCheckOptions = {}): LogChecker {
   const outOfTurnExtensions = new Set(options.eventsAllowedBetweenTurns ?? [])
   let nextSeq = 0
-  let lastTurn = 0
-  let openTurn: { turn: number; seq: number; lastStep: number } | undefined
-  let step: StepState | undefined
+  // The turn/step/call structure, read through the one fold of the log (log-fold.ts).
+  let state: LogState = EMPTY_LOG_STATE
   // Seqs that may be a compaction's firstKeptSeq (docs/spec.md §10), one byte per event.
   let boundaries = new Uint8Array(1024)
 
@@ -87,23 +75,27 @@ export function createLogChecker(options: LogCheckOptions = {}): LogChecker {
   let out: LogProblem[] = []
   let current: CoreEvent | undefined
   const fail = (rule: LogRule, message: string): void => {
-    const event = current!
+    const event = current
+    if (!event) return
     out.push({ seq: event.seq, rule, message: `seq ${event.seq} (${event.type}): ${message}` })
   }
   const outsideStep = (what: string): void => {
+    const { step } = state
     if (step)
       fail(
         'placement',
         `${what} may not stand inside a step (step ${step.step} of turn ${step.turn} is open since seq ${step.startSeq})`,
       )
   }
-  const insideStep = (): StepState | undefined => {
-    if (!step) fail('placement', 'execution events may only stand inside a step (no step is open)')
-    return step
+  const insideStep = (): OpenStep | undefined => {
+    if (!state.step)
+      fail('placement', 'execution events may only stand inside a step (no step is open)')
+    return state.step
   }
 
   function problemsOf(event: CoreEvent): LogProblem[] {
     const seq = event.seq
+    const { lastTurn, openTurn, step } = state
     out = []
     current = event
     switch (event.type) {
@@ -284,56 +276,16 @@ export function createLogChecker(options: LogCheckOptions = {}): LogChecker {
     return out
   }
 
+  /** Takes `event` in: the fold, and the seqs a compaction may keep from. */
   function advance(event: CoreEvent): void {
-    switch (event.type) {
-      case 'user/message':
-      case 'steering/message':
-        markBoundary(event.seq)
-        break
-      case 'turn/start':
-        lastTurn = event.data.turn
-        openTurn = { turn: event.data.turn, seq: event.seq, lastStep: 0 }
-        markBoundary(event.seq)
-        break
-      case 'turn/end':
-        openTurn = undefined
-        break
-      case 'step/start':
-        if (openTurn) openTurn.lastStep = event.data.step
-        step = {
-          turn: event.data.turn,
-          step: event.data.step,
-          startSeq: event.seq,
-          assistantSeq: undefined,
-          calls: [],
-          resultIndex: 0,
-          started: new Set(),
-        }
-        markBoundary(event.seq)
-        break
-      case 'step/end':
-        step = undefined
-        break
-      case 'assistant/message':
-        if (step) {
-          step.assistantSeq = event.seq
-          step.calls = (event.data.content ?? []).filter(
-            (block): block is ToolCallBlock => block.type === 'tool-call',
-          )
-        }
-        break
-      case 'tool/call':
-        step?.started.add(event.data.callId)
-        break
-      case 'tool/result':
-        if (step) step.resultIndex++
-        break
-      case 'request/header':
-      case 'compaction':
-        break
-      default:
-        assertNeverEvent(event)
-    }
+    state = foldEvent(state, event)
+    if (
+      event.type === 'user/message' ||
+      event.type === 'steering/message' ||
+      event.type === 'turn/start' ||
+      event.type === 'step/start'
+    )
+      markBoundary(event.seq)
   }
 
   function inspect(event: SessionEvent, takeIn: boolean): LogProblem[] {
@@ -348,7 +300,7 @@ export function createLogChecker(options: LogCheckOptions = {}): LogChecker {
     }
     if (!isCoreEvent(event)) {
       if (takeIn) nextSeq++
-      if (!openTurn && !outOfTurnExtensions.has(event.type)) {
+      if (!state.openTurn && !outOfTurnExtensions.has(event.type)) {
         return [
           {
             seq: event.seq,
@@ -371,6 +323,7 @@ export function createLogChecker(options: LogCheckOptions = {}): LogChecker {
     check: (event) => inspect(event, false),
     record: (event) => inspect(event, true),
     finish() {
+      const { openTurn, step } = state
       const out: LogProblem[] = []
       if (step)
         out.push({
@@ -387,10 +340,10 @@ export function createLogChecker(options: LogCheckOptions = {}): LogChecker {
       return out
     },
     get openTurn() {
-      return openTurn?.turn
+      return state.openTurn?.turn
     },
     get lastTurn() {
-      return lastTurn
+      return state.lastTurn
     },
   }
 }

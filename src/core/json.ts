@@ -42,12 +42,13 @@ function copy(value: unknown, path: string, ancestors: Set<object>, what: string
         }
         const out: Record<string, JsonValue> = {}
         for (const key of Object.keys(value)) {
-          out[key] = copy(
+          const field = copy(
             (value as Record<string, unknown>)[key],
             fieldPath(path, key),
             ancestors,
             what,
           )
+          setDataProperty(out, key, field)
         }
         return Object.freeze(out)
       } finally {
@@ -61,6 +62,23 @@ function copy(value: unknown, path: string, ancestors: Set<object>, what: string
         `is ${typeof value === 'undefined' ? 'undefined' : `a ${typeof value}`}`,
       )
   }
+}
+
+/**
+ * Sets `target[key] = value` as an own, enumerable data property. Plain assignment of the key
+ * `__proto__` changes the prototype instead (or is ignored for a primitive), so a key a model
+ * or a file supplied would silently vanish from event data (issue 9 item 5). Use this wherever
+ * keys come from outside: tool arguments, JSON from the wire or a file.
+ */
+export function setDataProperty<T>(target: Record<string, T>, key: string, value: T): void {
+  if (key === '__proto__')
+    Object.defineProperty(target, key, {
+      value,
+      enumerable: true,
+      writable: true,
+      configurable: true,
+    })
+  else target[key] = value
 }
 
 function fieldPath(path: string, key: string): string {

@@ -3,9 +3,9 @@
  * fork may cut (docs/spec.md §9.4). Pure functions of the events; they look back only as far as the
  * last turn boundary.
  */
-import { assertNever, RudderError } from './errors.js'
-import { type EventMap, type EventType, isCoreEvent, type SessionEvent } from './events.js'
-import type { ToolCallBlock } from './values.js'
+import { RudderError } from './errors.js'
+import { type EventMap, type EventType, isEventOf, type SessionEvent } from './events.js'
+import { EMPTY_LOG_STATE, foldEvent } from './log-fold.js'
 
 /** An append the repair makes, in order. */
 export type RepairAppend = { [K in EventType]: readonly [K, EventMap[K]] }[EventType]
@@ -23,9 +23,9 @@ export function openTurnStart(
   throughSeq = events.length - 1,
 ): number | undefined {
   for (let seq = throughSeq; seq >= 0; seq--) {
-    const event = events[seq]!
-    if (event.type === 'turn/end') return undefined
-    if (event.type === 'turn/start') return seq
+    const type = events[seq]?.type
+    if (type === 'turn/end') return undefined
+    if (type === 'turn/start') return seq
   }
   return undefined
 }
@@ -50,7 +50,7 @@ export function forkCut(
   if (start !== undefined)
     throw new RudderError(
       'OPEN_TURN',
-      `cannot fork session ${id} at seq ${atSeq}: it is inside turn ${(events[start]!.data as { turn: number }).turn} (open from seq ${start}); fork at seq ${start - 1} (before the turn) or at the seq of a later turn/end`,
+      `cannot fork session ${id} at seq ${atSeq}: it is inside turn ${(events[start]?.data as { turn?: number } | undefined)?.turn} (open from seq ${start}); fork at seq ${start - 1} (before the turn) or at the seq of a later turn/end`,
     )
   return atSeq
 }
@@ -72,56 +72,22 @@ export function crashResultText(name: string, code: 'interrupted' | 'outcome-unk
  * The events that close a turn left open at the end of `events`: a result for each tool call
  * of the open step that has none (`outcome-unknown` if its `tool/call` was logged, else
  * `interrupted`), then `step/end` if a step is open, then `turn/end {interrupted}`.
- * Undefined when no turn is open.
+ * Undefined when no turn is open. Reads the open turn through `foldEvent`.
  */
-export function planCrashRepair(events: readonly SessionEvent[]): CrashRepairPlan | undefined {
+export function crashRepairOf(events: readonly SessionEvent[]): CrashRepairPlan | undefined {
   const start = openTurnStart(events)
   if (start === undefined) return undefined
-  const turnStart = events[start]!
-  if (!isCoreEvent(turnStart) || turnStart.type !== 'turn/start') return undefined
+  const turnStart = events[start]
+  if (!isEventOf(turnStart, 'turn/start')) return undefined
   const turn = turnStart.data.turn
-  let step:
-    | { step: number; calls: ToolCallBlock[]; answered: number; started: Set<string> }
-    | undefined
-  for (let seq = start + 1; seq < events.length; seq++) {
-    const event = events[seq]!
-    if (!isCoreEvent(event)) continue
-    switch (event.type) {
-      case 'step/start':
-        step = { step: event.data.step, calls: [], answered: 0, started: new Set() }
-        break
-      case 'step/end':
-        step = undefined
-        break
-      case 'assistant/message':
-        if (step)
-          step.calls = event.data.content.filter(
-            (block): block is ToolCallBlock => block.type === 'tool-call',
-          )
-        break
-      case 'tool/call':
-        step?.started.add(event.data.callId)
-        break
-      case 'tool/result':
-        if (step) step.answered++
-        break
-      case 'user/message':
-      case 'steering/message':
-      case 'turn/start':
-      case 'turn/end':
-      case 'request/header':
-      case 'compaction':
-        // Messages, headers and compactions do not change what a repair must close (and no
-        // turn boundary follows the open turn's start).
-        break
-      default:
-        assertNever(event, 'event')
-    }
-  }
+  let state = EMPTY_LOG_STATE
+  for (let seq = start; seq < events.length; seq++)
+    state = foldEvent(state, events[seq] as SessionEvent)
+  const { step } = state
   const appends: RepairAppend[] = []
   const results: { callId: string; code: 'interrupted' | 'outcome-unknown' }[] = []
   if (step) {
-    for (const call of step.calls.slice(step.answered)) {
+    for (const call of step.calls.slice(step.resultIndex)) {
       const code = step.started.has(call.id) ? 'outcome-unknown' : 'interrupted'
       const message = crashResultText(call.name, code)
       results.push({ callId: call.id, code })
@@ -140,4 +106,25 @@ export function planCrashRepair(events: readonly SessionEvent[]): CrashRepairPla
   }
   appends.push(['turn/end', { turn, reason: { kind: 'interrupted' } }])
   return { turn, appends, results }
+}
+
+/** The former name of `crashRepairOf`, kept for callers not yet moved. */
+export const planCrashRepair = crashRepairOf
+
+/**
+ * Appends a repair plan to `session`, in order. Throws what `append` throws (a session that no
+ * longer takes appends); the caller decides whether that is fatal.
+ */
+export function applyCrashRepair(
+  session: { append<K extends EventType>(type: K, data: EventMap[K]): unknown },
+  plan: CrashRepairPlan,
+): void {
+  for (const append of plan.appends) appendOne(session, append)
+}
+
+function appendOne<K extends EventType>(
+  session: { append<T extends EventType>(type: T, data: EventMap[T]): unknown },
+  [type, data]: readonly [K, EventMap[K]],
+): void {
+  session.append(type, data)
 }

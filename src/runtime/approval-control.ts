@@ -8,7 +8,7 @@
  * (docs/decisions/0036-approval-modes-and-session-rules.md, 0043).
  */
 import type {
-  ApprovalDecision,
+  ApprovalReply,
   ApproveCallback,
   ToolCallInfo,
   ToolPreEvent,
@@ -164,7 +164,7 @@ export function createApprovalControl(options: ApprovalControlOptions): Approval
     why: string,
     targets: readonly ProtectedTarget[],
     signal: AbortSignal,
-  ): Promise<ApprovalDecision> {
+  ): Promise<ApprovalReply> {
     const names = targets.map((target) => target.path).join(', ')
     const what = targets.map((target) => target.what).join(', ')
     if (!asker) {

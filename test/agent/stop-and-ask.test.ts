@@ -12,26 +12,26 @@ const call = (id: string, text: string) => ({ id, name: 'echo', args: { text } }
 
 describe('stop() from a listener', () => {
   it('turn-stopping stop() ends the turn even when another listener steered', async () => {
-    const h = agentHarness([{ text: 'first' }, { text: 'never' }], {
+    const harness = agentHarness([{ text: 'first' }, { text: 'never' }], {
       hooks: {
         'turn-stopping': [
-          () => void h.agent.steer('keep going'),
+          () => void harness.agent.steer('keep going'),
           ({ stop }) => {
             stop()
           },
         ],
       },
     })
-    const result = await h.agent.send('P').result
+    const result = await harness.agent.send('P').result
     expect(result).toMatchObject({ status: 'completed', turn: 1, text: 'first' })
     // The staged steering is still logged before turn/end; no second step runs.
-    expect(h.notation()).toBe('T+1 U(P) S+1 H A S-1 G(keep going) T-1(completed)')
-    expect(h.provider.requests).toHaveLength(1)
+    expect(harness.notation()).toBe('T+1 U(P) S+1 H A S-1 G(keep going) T-1(completed)')
+    expect(harness.provider.requests).toHaveLength(1)
   })
 
   it('step stop() ends the turn before the step runs, after the tool results', async () => {
     let steps = 0
-    const h = agentHarness([{ toolCalls: [call('c1', 'x')] }, { text: 'never' }], {
+    const harness = agentHarness([{ toolCalls: [call('c1', 'x')] }, { text: 'never' }], {
       tools: [echo],
       hooks: {
         step: ({ step, stop }) => {
@@ -40,17 +40,17 @@ describe('stop() from a listener', () => {
         },
       },
     })
-    expect(await h.agent.send('P').result).toMatchObject({ status: 'completed', turn: 1 })
-    expect(h.notation()).toBe('T+1 U(P) S+1 H A TC(c1) TR(c1) S-1 T-1(completed)')
+    expect(await harness.agent.send('P').result).toMatchObject({ status: 'completed', turn: 1 })
+    expect(harness.notation()).toBe('T+1 U(P) S+1 H A TC(c1) TR(c1) S-1 T-1(completed)')
     expect(steps).toBe(2)
-    expect(h.provider.requests).toHaveLength(1)
+    expect(harness.provider.requests).toHaveLength(1)
   })
 })
 
 describe('tool-pre ask with replaced arguments', () => {
   it('asks about the replaced arguments and runs them when approved; the log records them', async () => {
     const asked: ApprovalRequest[] = []
-    const h = agentHarness([{ toolCalls: [call('c1', 'original')] }, { text: 'done' }], {
+    const harness = agentHarness([{ toolCalls: [call('c1', 'original')] }, { text: 'done' }], {
       tools: [echo],
       hooks: {
         'tool-pre': () => ({ action: 'ask', reason: 'check it', args: { text: 'replaced' } }),
@@ -60,13 +60,13 @@ describe('tool-pre ask with replaced arguments', () => {
         return true
       },
     })
-    await h.agent.send('P').result
+    await harness.agent.send('P').result
     expect(asked.map((request) => [request.call.args, request.reason])).toEqual([
       [{ text: 'replaced' }, 'check it'],
     ])
-    const toolCall = h.session.events.find((event) => event.type === 'tool/call')
+    const toolCall = harness.session.events.find((event) => event.type === 'tool/call')
     expect((toolCall!.data as EventMap['tool/call']).args).toEqual({ text: 'replaced' })
-    const result = h.session.events.find((event) => event.type === 'tool/result')
+    const result = harness.session.events.find((event) => event.type === 'tool/result')
     expect((result!.data as EventMap['tool/result']).content).toEqual([
       { type: 'text', text: 'echo: replaced' },
     ])
@@ -74,7 +74,7 @@ describe('tool-pre ask with replaced arguments', () => {
 
   it('refuses replaced arguments the tool rejects, without asking', async () => {
     let asked = 0
-    const h = agentHarness([{ toolCalls: [call('c1', 'original')] }, { text: 'done' }], {
+    const harness = agentHarness([{ toolCalls: [call('c1', 'original')] }, { text: 'done' }], {
       tools: [echo],
       hooks: { 'tool-pre': () => ({ action: 'ask', args: { text: 42 } }) },
       approve: () => {
@@ -82,9 +82,9 @@ describe('tool-pre ask with replaced arguments', () => {
         return true
       },
     })
-    await h.agent.send('P').result
+    await harness.agent.send('P').result
     expect(asked).toBe(0)
-    const result = h.session.events.find((event) => event.type === 'tool/result')
+    const result = harness.session.events.find((event) => event.type === 'tool/result')
     expect((result!.data as EventMap['tool/result']).error?.code).toBe('invalid-arguments')
   })
 })

@@ -36,13 +36,13 @@ describe('tool execution', () => {
       finished.push('fast')
       release.open()
     })
-    const h = agentHarness(
+    const harness = agentHarness(
       [{ toolCalls: [call('c1', 'slow', {}), call('c2', 'fast', {})] }, { text: 'ok' }],
       { tools: [slow, fast] },
     )
-    await h.agent.send('P').result
+    await harness.agent.send('P').result
     expect(finished).toEqual(['fast', 'slow'])
-    expect(h.notation()).toBe(
+    expect(harness.notation()).toBe(
       'T+1 U(P) S+1 H A TC(c1) TC(c2) TR(c1) TR(c2) S-1 S+2 A S-2 T-1(completed)',
     )
   })
@@ -61,7 +61,7 @@ describe('tool execution', () => {
         },
         concurrency,
       )
-    const h = agentHarness(
+    const harness = agentHarness(
       [
         {
           toolCalls: [
@@ -77,8 +77,8 @@ describe('tool execution', () => {
         tools: [track('par', 'parallel'), track('excl', 'exclusive')],
       },
     )
-    await h.agent.send('P').result
-    const order = h.session.events
+    await harness.agent.send('P').result
+    const order = harness.session.events
       .filter((e) => e.type === 'tool/call' || e.type === 'tool/result')
       .map(
         (e) => `${e.type === 'tool/call' ? 'TC' : 'TR'}(${(e.data as { callId: string }).callId})`,
@@ -87,7 +87,7 @@ describe('tool execution', () => {
     expect(order.indexOf('TC(x)')).toBeGreaterThan(order.indexOf('TC(p1)'))
     expect(order.indexOf('TC(p2)')).toBeGreaterThan(order.indexOf('TC(x)'))
     expect(overlaps).toEqual([1, 1, 1, 2])
-    expect(results(h.session.events).map((r) => r.callId)).toEqual(['p1', 'x', 'p2', 'p3'])
+    expect(results(harness.session.events).map((r) => r.callId)).toEqual(['p1', 'x', 'p2', 'p3'])
   })
 
   it('gives invalid arguments an error result naming the field, and the model can retry', async () => {
@@ -98,7 +98,7 @@ describe('tool execution', () => {
       parameters: z.object({ path: z.string() }),
       execute: ({ path }) => `read ${path} ${++ran}`,
     })
-    const h = agentHarness(
+    const harness = agentHarness(
       [
         { toolCalls: [call('c1', 'read', { path: 42 })] },
         { toolCalls: [call('c2', 'read', { path: 'a.txt' })] },
@@ -106,8 +106,8 @@ describe('tool execution', () => {
       ],
       { tools: [read] },
     )
-    await h.agent.send('P').result
-    const [bad, good] = results(h.session.events)
+    await harness.agent.send('P').result
+    const [bad, good] = results(harness.session.events)
     expect(bad).toMatchObject({ callId: 'c1', isError: true, error: { code: 'invalid-arguments' } })
     expect(bad!.content[0]!.text).toContain('path')
     expect(bad!.content[0]!.text).toContain('expected string')
@@ -116,7 +116,7 @@ describe('tool execution', () => {
       isError: false,
       content: [{ text: 'read a.txt 1' }],
     })
-    expect(h.notation()).toBe(
+    expect(harness.notation()).toBe(
       'T+1 U(P) S+1 H A TR(c1) S-1 S+2 A TC(c2) TR(c2) S-2 S+3 A S-3 T-1(completed)',
     )
   })
@@ -131,15 +131,15 @@ describe('tool execution', () => {
       parameters: z.object({}),
       execute: () => 42 as never,
     })
-    const h = agentHarness(
+    const harness = agentHarness(
       [
         { toolCalls: [call('c1', 'nope', {}), call('c2', 'thrower', {}), call('c3', 'weird', {})] },
         { text: 'ok' },
       ],
       { tools: [thrower, weird] },
     )
-    await h.agent.send('P').result
-    const [unknown, thrown, invalid] = results(h.session.events)
+    await harness.agent.send('P').result
+    const [unknown, thrown, invalid] = results(harness.session.events)
     expect(unknown).toMatchObject({ isError: true, error: { code: 'unknown-tool' } })
     expect(unknown!.content[0]!.text).toContain('thrower, weird')
     expect(thrown).toMatchObject({
@@ -155,33 +155,33 @@ describe('tool execution', () => {
     const tool = toolWith('work', () => {
       ran = true
     })
-    const h = agentHarness([{ toolCalls: [call('c1', 'work', {})] }, { text: 'ok' }], {
+    const harness = agentHarness([{ toolCalls: [call('c1', 'work', {})] }, { text: 'ok' }], {
       tools: [tool],
       hooks: { 'tool-pre': () => ({ action: 'deny', reason: 'not in this repo' }) },
     })
-    await h.agent.send('P').result
+    await harness.agent.send('P').result
     expect(ran).toBe(false)
-    expect(results(h.session.events)[0]).toMatchObject({
+    expect(results(harness.session.events)[0]).toMatchObject({
       isError: true,
       error: { code: 'denied' },
       content: [{ text: 'The tool call was denied: not in this repo' }],
     })
-    expect(h.notation()).toBe('T+1 U(P) S+1 H A TR(c1) S-1 S+2 A S-2 T-1(completed)')
+    expect(harness.notation()).toBe('T+1 U(P) S+1 H A TR(c1) S-1 S+2 A S-2 T-1(completed)')
   })
 
   it('runs a call with arguments replaced by tool-pre, and logs the replaced arguments', async () => {
-    const h = agentHarness(
+    const harness = agentHarness(
       [{ toolCalls: [call('c1', 'echo', { text: 'model' })] }, { text: 'ok' }],
       {
         tools: [echo],
         hooks: { 'tool-pre': () => ({ action: 'run', args: { text: 'hook' } }) },
       },
     )
-    await h.agent.send('P').result
-    expect(h.session.events.find((e) => e.type === 'tool/call')!.data).toMatchObject({
+    await harness.agent.send('P').result
+    expect(harness.session.events.find((e) => e.type === 'tool/call')!.data).toMatchObject({
       args: { text: 'hook' },
     })
-    expect(results(h.session.events)[0]).toMatchObject({ content: [{ text: 'echo: hook' }] })
+    expect(results(harness.session.events)[0]).toMatchObject({ content: [{ text: 'echo: hook' }] })
   })
 
   it.each([
@@ -189,7 +189,7 @@ describe('tool execution', () => {
     ['refused', false, true],
   ])('asks the approve callback: %s', async (_, answer, isError) => {
     const asked: string[] = []
-    const h = agentHarness([{ toolCalls: [call('c1')] }, { text: 'ok' }], {
+    const harness = agentHarness([{ toolCalls: [call('c1')] }, { text: 'ok' }], {
       tools: [echo],
       hooks: { 'tool-pre': () => ({ action: 'ask', reason: 'writes files' }) },
       approve: ({ call: info, reason }) => {
@@ -197,13 +197,13 @@ describe('tool execution', () => {
         return answer
       },
     })
-    await h.agent.send('P').result
+    await harness.agent.send('P').result
     expect(asked).toEqual(['echo:writes files'])
-    expect(results(h.session.events)[0]).toMatchObject({
+    expect(results(harness.session.events)[0]).toMatchObject({
       isError,
       ...(isError ? { error: { code: 'not-approved' } } : {}),
     })
-    expect(h.session.events.some((e) => e.type === 'tool/call')).toBe(!isError)
+    expect(harness.session.events.some((e) => e.type === 'tool/call')).toBe(!isError)
   })
 
   it.each([
@@ -212,31 +212,31 @@ describe('tool execution', () => {
     [{ approved: false, reason: 'too risky today' }, false],
     ['deny', false],
   ] as const)('understands the approver answer %j', async (answer, approved) => {
-    const h = agentHarness([{ toolCalls: [call('c1')] }, { text: 'ok' }], {
+    const harness = agentHarness([{ toolCalls: [call('c1')] }, { text: 'ok' }], {
       tools: [echo],
       hooks: { 'tool-pre': () => ({ action: 'ask' }) },
       approve: () => answer,
     })
-    await h.agent.send('P').result
-    const [result] = results(h.session.events)
+    await harness.agent.send('P').result
+    const [result] = results(harness.session.events)
     expect(result!.isError).toBe(!approved)
     if (typeof answer === 'object' && 'reason' in answer)
       expect(result!.content[0]!.text).toBe(answer.reason)
   })
 
   it('refuses an ask with no approver, saying how to allow the tool', async () => {
-    const h = agentHarness([{ toolCalls: [call('c1')] }, { text: 'ok' }], {
+    const harness = agentHarness([{ toolCalls: [call('c1')] }, { text: 'ok' }], {
       tools: [echo],
       hooks: { 'tool-pre': () => ({ action: 'ask' }) },
     })
-    await h.agent.send('P').result
-    const [result] = results(h.session.events)
+    await harness.agent.send('P').result
+    const [result] = results(harness.session.events)
     expect(result).toMatchObject({ isError: true, error: { code: 'not-approved' } })
     expect(result!.content[0]!.text).toContain('approval policy')
   })
 
   it('keeps the tool’s own result when a tool-post listener throws, and reports the listener', async () => {
-    const h = agentHarness([{ toolCalls: [call('c1')] }, { text: 'ok' }], {
+    const harness = agentHarness([{ toolCalls: [call('c1')] }, { text: 'ok' }], {
       tools: [echo],
       hooks: {
         'tool-post': () => {
@@ -244,12 +244,12 @@ describe('tool execution', () => {
         },
       },
     })
-    expect(await h.agent.send('P').result).toMatchObject({ status: 'completed' })
-    expect(results(h.session.events)[0]).toMatchObject({
+    expect(await harness.agent.send('P').result).toMatchObject({ status: 'completed' })
+    expect(results(harness.session.events)[0]).toMatchObject({
       isError: false,
       content: [{ text: 'echo: c1' }],
     })
-    expect(h.notifications).toContainEqual(
+    expect(harness.notifications).toContainEqual(
       expect.objectContaining({
         type: 'listener/error',
         source: 'hook:tool-post',
@@ -259,7 +259,7 @@ describe('tool execution', () => {
   })
 
   it('fails closed when a tool-pre listener throws', async () => {
-    const h = agentHarness([{ toolCalls: [call('c1')] }, { text: 'ok' }], {
+    const harness = agentHarness([{ toolCalls: [call('c1')] }, { text: 'ok' }], {
       tools: [echo],
       hooks: {
         'tool-pre': () => {
@@ -267,16 +267,16 @@ describe('tool execution', () => {
         },
       },
     })
-    await h.agent.send('P').result
-    expect(results(h.session.events)[0]).toMatchObject({
+    await harness.agent.send('P').result
+    expect(results(harness.session.events)[0]).toMatchObject({
       isError: true,
       error: { code: 'hook-failed' },
     })
-    expect(h.session.events.some((e) => e.type === 'tool/call')).toBe(false)
+    expect(harness.session.events.some((e) => e.type === 'tool/call')).toBe(false)
   })
 
   it('lets tool-post rewrite a result', async () => {
-    const h = agentHarness([{ toolCalls: [call('c1')] }, { text: 'ok' }], {
+    const harness = agentHarness([{ toolCalls: [call('c1')] }, { text: 'ok' }], {
       tools: [echo],
       hooks: {
         'tool-post': () => ({
@@ -286,8 +286,8 @@ describe('tool execution', () => {
         }),
       },
     })
-    await h.agent.send('P').result
-    expect(results(h.session.events)[0]).toMatchObject({
+    await harness.agent.send('P').result
+    expect(results(harness.session.events)[0]).toMatchObject({
       isError: true,
       content: [{ text: 'redacted' }],
     })
@@ -296,12 +296,12 @@ describe('tool execution', () => {
   it('truncates a huge result and saves the full output where the note says', async () => {
     const big = 'x'.repeat(3000)
     const tool = toolWith('big', () => big)
-    const h = agentHarness([{ toolCalls: [call('c1', 'big', {})] }, { text: 'ok' }], {
+    const harness = agentHarness([{ toolCalls: [call('c1', 'big', {})] }, { text: 'ok' }], {
       tools: [tool],
       toolOutput: { limit: 1000 },
     })
-    await h.agent.send('P').result
-    const [result] = results(h.session.events)
+    await harness.agent.send('P').result
+    const [result] = results(harness.session.events)
     expect(result!.content[0]!.text).toBe('x'.repeat(1000))
     const note = result!.content[1]!.text
     expect(note).toContain('first 1000 of 3000 characters')
@@ -311,19 +311,19 @@ describe('tool execution', () => {
 
   it('ends the turn after the batch when a tool concludes it', async () => {
     const tool = toolWith('finish', (ctx) => ctx.concludeTurn())
-    const h = agentHarness([{ toolCalls: [call('c1', 'finish', {})] }], { tools: [tool] })
-    expect(await h.agent.send('P').result).toMatchObject({ status: 'completed', turn: 1 })
-    expect(h.notation()).toBe('T+1 U(P) S+1 H A TC(c1) TR(c1) S-1 T-1(completed)')
-    expect(h.provider.requests).toHaveLength(1)
+    const harness = agentHarness([{ toolCalls: [call('c1', 'finish', {})] }], { tools: [tool] })
+    expect(await harness.agent.send('P').result).toMatchObject({ status: 'completed', turn: 1 })
+    expect(harness.notation()).toBe('T+1 U(P) S+1 H A TC(c1) TR(c1) S-1 T-1(completed)')
+    expect(harness.provider.requests).toHaveLength(1)
   })
 
   it('reports tool progress live', async () => {
     const tool = toolWith('work', (ctx) => ctx.update({ percent: 50 }))
-    const h = agentHarness([{ toolCalls: [call('c1', 'work', {})] }, { text: 'ok' }], {
+    const harness = agentHarness([{ toolCalls: [call('c1', 'work', {})] }, { text: 'ok' }], {
       tools: [tool],
     })
-    await h.agent.send('P').result
-    expect(h.notifications).toContainEqual({
+    await harness.agent.send('P').result
+    expect(harness.notifications).toContainEqual({
       type: 'tool/progress',
       turn: 1,
       step: 1,
@@ -344,20 +344,22 @@ describe('tool execution', () => {
       sawAbort = true
       return 'stopped early'
     })
-    const h = agentHarness([{ toolCalls: [call('c1', 'long', {}), call('c2')] }], {
+    const harness = agentHarness([{ toolCalls: [call('c1', 'long', {}), call('c2')] }], {
       tools: [tool, echo],
     })
-    const prompt = h.agent.send('P')
+    const prompt = harness.agent.send('P')
     await started.promise
-    h.agent.cancel()
+    harness.agent.cancel()
     expect(await prompt.result).toMatchObject({ status: 'canceled' })
     expect(sawAbort).toBe(true)
     // c1 and c2 ran in one parallel group: both started, both logged.
-    expect(results(h.session.events).map((r) => [r.callId, r.content[0]!.text])).toEqual([
+    expect(results(harness.session.events).map((r) => [r.callId, r.content[0]!.text])).toEqual([
       ['c1', 'stopped early'],
       ['c2', 'echo: c2'],
     ])
-    expect(h.notation()).toBe('T+1 U(P) S+1 H A TC(c1) TC(c2) TR(c1) TR(c2) S-1 T-1(canceled)')
+    expect(harness.notation()).toBe(
+      'T+1 U(P) S+1 H A TC(c1) TC(c2) TR(c1) TR(c2) S-1 T-1(canceled)',
+    )
   })
 
   it('never starts a call of the group once an observer of an earlier tool/call cancels', async () => {
@@ -365,16 +367,19 @@ describe('tool execution', () => {
     const work = toolWith('work', (ctx) => {
       ran.push(ctx.callId)
     })
-    const h = agentHarness([{ toolCalls: [call('c1', 'work', {}), call('c2', 'work', {})] }], {
-      tools: [work],
-    })
-    h.session.subscribe((event) => {
+    const harness = agentHarness(
+      [{ toolCalls: [call('c1', 'work', {}), call('c2', 'work', {})] }],
+      {
+        tools: [work],
+      },
+    )
+    harness.session.subscribe((event) => {
       if (event.type === 'tool/call' && (event.data as { callId: string }).callId === 'c1')
-        h.agent.cancel()
+        harness.agent.cancel()
     })
-    await h.agent.send('P').result
-    expect(h.notation()).toBe('T+1 U(P) S+1 H A TC(c1) TR(c1) TR(c2) S-1 T-1(canceled)')
-    expect(results(h.session.events)[1]).toMatchObject({
+    await harness.agent.send('P').result
+    expect(harness.notation()).toBe('T+1 U(P) S+1 H A TC(c1) TR(c1) TR(c2) S-1 T-1(canceled)')
+    expect(results(harness.session.events)[1]).toMatchObject({
       callId: 'c2',
       error: { code: 'canceled' },
     })
@@ -393,15 +398,15 @@ describe('tool execution', () => {
       },
       'exclusive',
     )
-    const h = agentHarness([{ toolCalls: [call('c1', 'long', {}), call('c2')] }], {
+    const harness = agentHarness([{ toolCalls: [call('c1', 'long', {}), call('c2')] }], {
       tools: [tool, echo],
     })
-    const prompt = h.agent.send('P')
+    const prompt = harness.agent.send('P')
     await started.promise
-    h.agent.cancel()
+    harness.agent.cancel()
     await prompt.result
-    expect(h.notation()).toBe('T+1 U(P) S+1 H A TC(c1) TR(c1) TR(c2) S-1 T-1(canceled)')
-    expect(results(h.session.events)[1]).toMatchObject({
+    expect(harness.notation()).toBe('T+1 U(P) S+1 H A TC(c1) TR(c1) TR(c2) S-1 T-1(canceled)')
+    expect(results(harness.session.events)[1]).toMatchObject({
       callId: 'c2',
       error: { code: 'canceled' },
     })

@@ -176,3 +176,17 @@ describe('subscribe: order and re-entrancy (docs/spec.md §5.6)', () => {
     expect(errors).toEqual([['listener broke', 0]])
   })
 })
+
+describe('keys that are data whatever their name (issue 9 item 5)', () => {
+  it('keeps a __proto__ key as an own data property, live and after JSON', () => {
+    const session = createSession()
+    const meta = JSON.parse('{"__proto__":{"x":1},"constructor":2,"a":{"__proto__":null}}')
+    const event = session.append('user/message', { ...userData('m'), meta })
+    expect(Object.keys(event.data.meta as object)).toEqual(['__proto__', 'constructor', 'a'])
+    expect(Object.getPrototypeOf(event.data.meta)).toBe(Object.prototype)
+    expect(JSON.stringify(event.data.meta)).toBe(JSON.stringify(meta))
+    expect(JSON.parse(JSON.stringify(event.data))).toEqual(
+      JSON.parse(JSON.stringify({ ...userData('m'), meta })),
+    )
+  })
+})

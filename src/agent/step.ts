@@ -1,0 +1,198 @@
+/**
+ * One step of a turn (docs/spec.md §5.4), after `step/start`: the `request/header` if it
+ * changed, the request with its retries, the assistant message, the tools, then `step/end`.
+ */
+import { jsonEqual, messageOf, type ToolCallBlock, textOf } from '../core/index.js'
+import type { ModelRequest, StreamPart } from '../providers/provider.js'
+import { ResponseAssembler } from './assembler.js'
+import { newMessageId } from './inputs.js'
+import { retryDelayMs, sleep } from './retry.js'
+import { runToolBatch } from './tool-batch.js'
+import type { StepContext } from './turn-context.js'
+
+/** What a step leaves the turn to do next. */
+export type StepOutcome =
+  | { readonly kind: 'next' }
+  | { readonly kind: 'would-end'; readonly reason: 'completed' | 'max-tokens' }
+  | { readonly kind: 'canceled' }
+  | { readonly kind: 'error'; readonly code: string; readonly message: string }
+  /** The provider said the prompt is too long: compact, then try again in a new step. */
+  | { readonly kind: 'overflow'; readonly message: string }
+
+type Failure = Extract<StreamPart, { type: 'error' }>
+/** Where the step is, for notifications. */
+type StepPlace = { readonly turn: number; readonly step: number }
+
+/** Runs one step; `onText` hears the text of the assistant message logged, if it has any. */
+export async function runStep(
+  context: StepContext,
+  turn: number,
+  step: number,
+  onText: (text: string) => void,
+): Promise<StepOutcome> {
+  const { session, signal } = context
+  const stepEnd = <T extends StepOutcome>(outcome: T): T => {
+    session.append('step/end', { turn, step })
+    return outcome
+  }
+  logHeader(context)
+  // Durability point: the log holds everything the request is built from before it is sent.
+  await session.flush()
+  if (signal.aborted) return stepEnd({ kind: 'canceled' })
+
+  const { assembler, failure } = await requestWithRetries(context, { turn, step })
+  if (signal.aborted || failure) {
+    recordPartial(context, assembler, onText)
+    if (signal.aborted || !failure) return stepEnd({ kind: 'canceled' })
+    if (failure.code === 'context-overflow')
+      return stepEnd({ kind: 'overflow', message: failure.message })
+    return stepEnd({ kind: 'error', code: failure.code, message: failure.message })
+  }
+  const { calls, stopReason } = recordResponse(context, assembler, onText)
+  if (stopReason === 'max-tokens') return stepEnd({ kind: 'would-end', reason: 'max-tokens' })
+  if (calls.length === 0) return stepEnd({ kind: 'would-end', reason: 'completed' })
+  const batch = await runToolBatch(context, turn, step, calls)
+  if (batch.isCanceled) return stepEnd({ kind: 'canceled' })
+  return stepEnd(
+    batch.concludesTurn ? { kind: 'would-end', reason: 'completed' } : { kind: 'next' },
+  )
+}
+
+/** Logs a `request/header` when the settings differ from the last one logged. */
+function logHeader(context: StepContext): void {
+  const header = {
+    provider: context.provider.id,
+    model: context.model,
+    system: context.system,
+    tools: context.toolSpecs,
+    params: context.params,
+  }
+  if (!context.header.last || !jsonEqual(context.header.last, header))
+    context.header.last = context.session.append('request/header', header).data
+}
+
+/** Sends the request, retrying a retryable failure as the policy allows. */
+async function requestWithRetries(
+  context: StepContext,
+  { turn, step }: StepPlace,
+): Promise<{ assembler: ResponseAssembler; failure: Failure | undefined }> {
+  const { signal } = context
+  const request: ModelRequest = {
+    model: context.model,
+    system: context.system,
+    messages: context.session.messages(),
+    tools: context.toolSpecs,
+    params: context.params,
+  }
+  const maxAttempts = context.retry.maxRetries + 1
+  for (let attempt = 1; ; attempt++) {
+    const assembler = new ResponseAssembler()
+    context.emit({ type: 'request/start', turn, step, attempt, maxAttempts })
+    const failure = await consume(context, request, assembler, (delta) =>
+      context.emit({ type: 'assistant/delta', turn, step, attempt, ...delta }),
+    )
+    if (!failure?.retryable || signal.aborted || attempt > context.retry.maxRetries)
+      return { assembler, failure }
+    const delayMs = retryDelayMs(context.retry, attempt, failure.retryAfterMs)
+    context.emit({
+      type: 'request/retry',
+      turn,
+      step,
+      attempt: attempt + 1,
+      maxAttempts,
+      delayMs,
+      provider: context.provider.id,
+      model: context.model,
+      error: { code: failure.code, message: failure.message },
+    })
+    await sleep(delayMs, signal)
+    if (signal.aborted) return { assembler, failure }
+  }
+}
+
+/** A cut-short response keeps its streamed text, so the next request shows what the user saw. */
+function recordPartial(
+  context: StepContext,
+  assembler: ResponseAssembler,
+  onText: (text: string) => void,
+): void {
+  const partial = assembler.partialContent()
+  if (partial.length === 0) return
+  context.session.append('assistant/message', {
+    id: newMessageId(),
+    content: partial,
+    provider: context.provider.id,
+    model: context.model,
+    stopReason: context.signal.aborted ? 'canceled' : 'error',
+    usage: assembler.usage,
+    interrupted: true,
+  })
+  onText(textOf(partial))
+}
+
+/** Logs the complete response; on max-tokens its calls may be cut off, so they are dropped. */
+function recordResponse(
+  context: StepContext,
+  assembler: ResponseAssembler,
+  onText: (text: string) => void,
+) {
+  const stopReason = assembler.stopReason ?? 'stop'
+  let content = assembler.content()
+  if (stopReason === 'max-tokens') content = content.filter((block) => block.type !== 'tool-call')
+  context.session.append('assistant/message', {
+    id: newMessageId(),
+    content,
+    provider: context.provider.id,
+    model: context.model,
+    stopReason,
+    usage: assembler.usage,
+  })
+  const text = textOf(content)
+  if (text !== '') onText(text)
+  const calls = content.filter((block): block is ToolCallBlock => block.type === 'tool-call')
+  return { calls, stopReason }
+}
+
+/**
+ * Reads one response. Returns the failure part if it failed; a stream that throws or ends
+ * without a final part counts as a failure unless the run was aborted.
+ */
+async function consume(
+  context: StepContext,
+  request: ModelRequest,
+  assembler: ResponseAssembler,
+  onDelta: (delta: { block: number; kind: 'text' | 'thinking'; text: string }) => void,
+): Promise<Failure | undefined> {
+  const { signal } = context
+  try {
+    for await (const part of context.provider.stream(request, signal)) {
+      if (signal.aborted) return undefined
+      switch (part.type) {
+        case 'error':
+          return part
+        case 'end':
+          assembler.stopReason = part.stopReason
+          return undefined
+        default: {
+          const delta = assembler.add(part)
+          if (delta) onDelta(delta)
+        }
+      }
+    }
+  } catch (error) {
+    if (signal.aborted) return undefined
+    return {
+      type: 'error',
+      code: 'provider-threw',
+      message: `provider ${context.provider.id} threw instead of ending its stream with an error part: ${messageOf(error)}`,
+      retryable: false,
+    }
+  }
+  if (signal.aborted) return undefined
+  return {
+    type: 'error',
+    code: 'stream-incomplete',
+    message: `provider ${context.provider.id} ended its stream without an end or error part`,
+    retryable: true,
+  }
+}
