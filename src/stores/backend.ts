@@ -93,6 +93,11 @@ export interface Backend {
     position: number | undefined,
   ): Promise<Lease>
   list(options: Required<Pick<ListOptions, 'limit'>> & ListOptions): Promise<SessionListing[]>
+  /**
+   * Calls `onChange` (soon) after events of session `id` are written by any process, until the
+   * returned function is called. Without it, followers poll (decision 0063).
+   */
+  watch?(id: string, onChange: () => void): Promise<() => Promise<void>>
   /** Indexed full-text search, if the backend has one (else the store scans). */
   search?(words: readonly string[], limit: number): Promise<SearchHit[]>
   close(): Promise<void>
