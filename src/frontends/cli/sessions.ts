@@ -3,7 +3,13 @@
  */
 import { createReadStream, createWriteStream } from 'node:fs'
 import { finished } from 'node:stream/promises'
-import { loadConfig, openStore, type SessionListing, type SessionStore } from '../../index.js'
+import {
+  chooseStoreUrl,
+  loadConfig,
+  openStore,
+  type SessionListing,
+  type SessionStore,
+} from '../../index.js'
 import type { SessionsCommand } from './args.js'
 import type { CliIo } from './io.js'
 import { renderTranscript } from './transcript.js'
@@ -15,7 +21,7 @@ export async function runSessions(
 ): Promise<number> {
   const config = loadConfig({ cwd: io.cwd, env: io.env, home: io.home })
   for (const notice of config.notices) io.stderr.write(`rudder: ${notice.message}\n`)
-  const store = await openStore(storeUrl ?? config.config.store, {
+  const store = await openStore(chooseStoreUrl(storeUrl, io.env, config.config.store), {
     env: { HOME: io.home, ...io.env },
   })
   try {

@@ -96,8 +96,8 @@ export function createMemoryBackend(): Backend {
       return page(rows, options)
     },
     async watch(id, onChange) {
-      let set = watchers.get(id)
-      if (!set) watchers.set(id, (set = new Set()))
+      const set = watchers.get(id) ?? new Set()
+      watchers.set(id, set)
       set.add(onChange)
       return async () => {
         set.delete(onChange)

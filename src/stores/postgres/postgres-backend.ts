@@ -47,7 +47,6 @@ export async function createPostgresBackend(
   const counters = options.counters
   const ttlMs = options.leaseTtlMs ?? 15_000
   const holder = { ...currentHolder(), ...(options.hostName ? { host: options.hostName } : {}) }
-  const where = `${location.host}/${location.database} schema ${schema}`
   const config: pg.ClientConfig = {
     connectionString: location.connectionString,
     options: `-c search_path=${schema} -c statement_timeout=${location.statementTimeoutMs}`,
@@ -440,8 +439,8 @@ export async function createPostgresBackend(
     },
     async watch(id, onChange) {
       const active = await listen()
-      let set = active.handlers.get(id)
-      if (!set) active.handlers.set(id, (set = new Set()))
+      const set = active.handlers.get(id) ?? new Set()
+      active.handlers.set(id, set)
       set.add(onChange)
       return async () => {
         set.delete(onChange)
