@@ -30,7 +30,13 @@ export type SessionsCommand =
       readonly limit: number
       readonly json: boolean
     }
-  | { readonly action: 'show'; readonly id: string; readonly json: boolean }
+  | {
+      readonly action: 'show'
+      readonly id: string
+      readonly json: boolean
+      /** Keep printing events as they are written, until Ctrl-C. */
+      readonly follow: boolean
+    }
   | { readonly action: 'export'; readonly id: string; readonly out?: string }
   | { readonly action: 'import'; readonly file: string }
   | { readonly action: 'fork'; readonly id: string; readonly atSeq?: number }
@@ -175,7 +181,7 @@ function parseAcp(args: readonly string[]): CliCommand {
 }
 
 const SESSIONS_USAGE =
-  'rudder sessions list|show <id>|export <id> [--out file]|import <file>|fork <id> [--at seq]|repair <id> [--store url]'
+  'rudder sessions list|show <id> [--follow]|export <id> [--out file]|import <file>|fork <id> [--at seq]|repair <id> [--store url]'
 
 function parseSessions(args: readonly string[], cwd: string): CliCommand {
   const { values, positionals } = parse(
@@ -188,6 +194,7 @@ function parseSessions(args: readonly string[], cwd: string): CliCommand {
       out: { type: 'string', short: 'o' },
       at: { type: 'string' },
       json: { type: 'boolean', default: false },
+      follow: { type: 'boolean', short: 'f', default: false },
     },
     true,
   )
@@ -210,7 +217,7 @@ function parseSessions(args: readonly string[], cwd: string): CliCommand {
           ...(values.all ? {} : { cwd: resolve(cwd, values.cwd ?? '.') }),
         }
       case 'show':
-        return { action, id: need('a session id'), json: values.json }
+        return { action, id: need('a session id'), json: values.json, follow: values.follow }
       case 'export':
         return { action, id: need('a session id'), ...optional('out', values.out) }
       case 'import':

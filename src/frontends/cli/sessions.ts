@@ -7,6 +7,8 @@ import {
   chooseStoreUrl,
   loadConfig,
   openStore,
+  type SessionEvent,
+  type SessionHeader,
   type SessionListing,
   type SessionStore,
 } from '../../index.js'
@@ -51,6 +53,7 @@ async function run(command: SessionsCommand, store: SessionStore, io: CliIo): Pr
     }
     case 'show': {
       const { header, events, tornTail, openTurn } = await store.read(command.id)
+      if (command.follow) return follow(store, header, events.length, command.json, io, events)
       if (command.json) {
         for (const event of events) io.stdout.write(`${JSON.stringify(event)}\n`)
         return 0
@@ -112,4 +115,38 @@ function formatListing(rows: readonly SessionListing[]): string {
     return `${row.id}  ${updated}  ${String(row.eventCount).padStart(6)} events  ${title}`
   })
   return `${lines.join('\n')}\n`
+}
+
+/**
+ * `sessions show --follow`: what is stored, then every event any process appends, until
+ * Ctrl-C (docs/spec.md §9.1 `follow`).
+ */
+async function follow(
+  store: SessionStore,
+  header: SessionHeader,
+  fromSeq: number,
+  json: boolean,
+  io: CliIo,
+  stored: readonly SessionEvent[],
+): Promise<number> {
+  const print = (batch: readonly SessionEvent[], first: boolean) => {
+    if (json) for (const event of batch) io.stdout.write(`${JSON.stringify(event)}\n`)
+    // The transcript's first two lines describe the session: shown once, not per batch.
+    else
+      io.stdout.write(
+        first
+          ? renderTranscript(header, batch)
+          : renderTranscript(header, batch).split('\n').slice(2).join('\n'),
+      )
+  }
+  print(stored, true)
+  const controller = new AbortController()
+  const stop = io.onInterrupt(() => controller.abort())
+  try {
+    for await (const batch of store.follow(header.id, { fromSeq, signal: controller.signal }))
+      print(batch, false)
+  } finally {
+    stop()
+  }
+  return 0
 }
