@@ -344,7 +344,7 @@ export async function createPostgresBackend(
           // One statement, one commit: the rows go in only while our token holds the lease
           // (the lease row is locked for the statement, so a takeover waits or wins first).
           const result = await query<{ held: boolean }>(
-            `cannot write ${describe(id)}`,
+            'the batch was not committed',
             `WITH lease AS (
                UPDATE leases SET heartbeat_at = clock_timestamp() WHERE session_id = $1 AND token = $2 RETURNING 1
              ), ev AS (
