@@ -418,6 +418,18 @@ describe.each(STORE_KINDS)('the %s store', (kind) => {
     })
   })
 
+  it('stores -0 as 0, and the live event already holds 0 (JSON has no -0)', async () => {
+    const { store, reader } = await setup()
+    const session = await store.create()
+    const [type, data] = user('minus zero', 'ctx')
+    const appended = session.append(type, { ...data, meta: { n: -0, list: [-0, 1] } } as never)
+    expect(Object.is((appended.data as { meta: { n: number } }).meta.n, 0)).toBe(true)
+    await session.close()
+    const reopened = await reader.open(session.header.id)
+    expect(reopened.events).toEqual(session.events)
+    await reopened.close()
+  })
+
   describe('follow', () => {
     it('yields the stored events from fromSeq, then each durable append in order, until aborted', async () => {
       const { store, reader } = await setup({ followPollMs: 5 })
