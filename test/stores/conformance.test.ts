@@ -423,7 +423,7 @@ describe.each(STORE_KINDS)('the %s store', (kind) => {
     const session = await store.create()
     const [type, data] = user('minus zero', 'ctx')
     const appended = session.append(type, { ...data, meta: { n: -0, list: [-0, 1] } } as never)
-    expect(Object.is((appended.data as { meta: { n: number } }).meta.n, 0)).toBe(true)
+    expect(Object.is((appended.data as unknown as { meta: { n: number } }).meta.n, 0)).toBe(true)
     await session.close()
     const reopened = await reader.open(session.header.id)
     expect(reopened.events).toEqual(session.events)
