@@ -170,8 +170,8 @@ async function followLatency(store: SessionStore, url: string): Promise<Row[]> {
   const controller = new AbortController()
   const seen = new Map<number, () => void>()
   const following = (async () => {
-    for await (const batch of follower.follow(session.header.id, { signal: controller.signal }))
-      for (const event of batch) seen.get(event.seq)?.()
+    for await (const event of follower.follow(session.header.id, { signal: controller.signal }))
+      seen.get(event.seq)?.()
   })()
   const latencies: number[] = []
   try {

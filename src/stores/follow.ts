@@ -23,7 +23,7 @@ export async function* followLog(
   backend: Backend,
   id: string,
   options: FollowLogOptions,
-): AsyncGenerator<readonly SessionEvent[]> {
+): AsyncGenerator<SessionEvent> {
   const { signal } = options
   const hint = repairHint(id)
   let dirty = false
@@ -37,8 +37,10 @@ export async function* followLog(
     const loaded = await loadEvents(backend, id)
     const check = createEventCheck(loaded.checker)
     let next = loaded.events.length
-    const first = loaded.events.slice(options.fromSeq)
-    if (first.length > 0 && !signal.aborted) yield first
+    for (const event of loaded.events.slice(options.fromSeq)) {
+      if (signal.aborted) return
+      yield event
+    }
     for (;;) {
       if (!dirty) await pause(options.pollMs, signal, (resume) => (wake = resume))
       wake = undefined
@@ -60,8 +62,10 @@ export async function* followLog(
         }
       }
       next += batch.length
-      const wanted = batch.filter((event) => event.seq >= options.fromSeq)
-      if (wanted.length > 0 && !signal.aborted) yield wanted
+      for (const event of batch) {
+        if (signal.aborted) return
+        if (event.seq >= options.fromSeq) yield event
+      }
     }
   } finally {
     await unwatch?.()

@@ -171,13 +171,13 @@ export interface SessionStore {
    */
   repair(id: string): Promise<SalvageResult>
   /**
-   * Follows a session without the lease: yields, in batches, every event with seq ≥ `fromSeq`
+   * Follows a session without the lease: yields every event with seq ≥ `fromSeq`
    * as any process (or host) makes it durable, in order, with no gap and no duplicate, until
    * `signal` aborts or the store closes (then it returns). Events are validated as `read` does.
    * PostgreSQL is told of commits (LISTEN/NOTIFY); memory sees its own appends; JSONL and
    * SQLite poll every `followPollMs`. Throws `SESSION_NOT_FOUND` or `LogCorruptError`.
    */
-  follow(id: string, options?: FollowOptions): AsyncIterable<readonly SessionEvent[]>
+  follow(id: string, options?: FollowOptions): AsyncIterable<SessionEvent>
   /**
    * Closes every session still open from this store (flushing it), then the store. Call it
    * before the process exits: the flush window's timer does not keep the process alive.

@@ -185,11 +185,11 @@ describe('the PostgreSQL store across hosts', () => {
       const controller = new AbortController()
       const seen: SessionEvent[] = []
       const following = (async () => {
-        for await (const batch of store.follow(session.header.id, {
+        for await (const event of store.follow(session.header.id, {
           fromSeq: 1,
           signal: controller.signal,
         })) {
-          seen.push(...batch)
+          seen.push(event)
           if (seen.length === 20) controller.abort()
         }
       })()

@@ -143,8 +143,8 @@ async function follow(
   const controller = new AbortController()
   const stop = io.onInterrupt(() => controller.abort())
   try {
-    for await (const batch of store.follow(header.id, { fromSeq, signal: controller.signal }))
-      print(batch, false)
+    for await (const event of store.follow(header.id, { fromSeq, signal: controller.signal }))
+      print([event], false)
   } finally {
     stop()
   }

@@ -7,15 +7,15 @@
 import type { SessionEvent, SessionStore } from '../../index.js'
 
 /**
- * Yields batches of the events with seq ≥ `fromSeq` as they reach the store, until `signal`
- * aborts (then it returns quietly). A failed read throws (the caller decides whether to
- * follow again from the seq it reached).
+ * Yields the events with seq ≥ `fromSeq` as they reach the store, until `signal` aborts (then
+ * it returns quietly). A failed read throws (the caller decides whether to follow again from
+ * the seq it reached).
  */
 export async function* followSession(
   store: SessionStore,
   id: string,
   fromSeq: number,
   signal: AbortSignal,
-): AsyncGenerator<readonly SessionEvent[]> {
+): AsyncGenerator<SessionEvent> {
   yield* store.follow(id, { fromSeq, signal })
 }

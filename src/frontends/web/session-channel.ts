@@ -91,17 +91,15 @@ export function createSessionChannel(options: ChannelOptions): SessionChannel {
     void (async () => {
       while (!controller.signal.aborted) {
         try {
-          for await (const batch of followSession(
+          for await (const event of followSession(
             options.store,
             options.id,
             current.events.length,
             controller.signal,
           )) {
-            for (const event of batch) {
-              if (event.seq !== current.events.length) continue
-              current.events.push(event)
-              broadcastEvent(event)
-            }
+            if (event.seq !== current.events.length) continue
+            current.events.push(event)
+            broadcastEvent(event)
           }
         } catch (error) {
           // Reading can fail while a writer replaces files; say so and try again shortly.
