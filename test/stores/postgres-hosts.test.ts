@@ -8,7 +8,15 @@ import { describe, expect, it } from 'vitest'
 import { SessionBusyError, type SessionEvent, StoreError } from '../../src/index.js'
 import { openStore, type SessionStore, type StoreOptions } from '../../src/stores/index.js'
 import { cleanEnv, runCli } from '../frontends/cli/run-cli.js'
-import { turnStart, user } from '../support/log-builder.js'
+import {
+  assistant,
+  stepEnd,
+  stepStart,
+  toolCall,
+  turnEnd,
+  turnStart,
+  user,
+} from '../support/log-builder.js'
 import { startChild } from './support/child-process.js'
 import { appendAll, typesOf } from './support/events.js'
 import { adminQuery, dropSchema, freshSchema, postgresUrl } from './support/postgres.js'
@@ -229,6 +237,48 @@ describe('the PostgreSQL store across hosts', () => {
       expect(run.code).toBe(0)
       expect(lines.map((line) => JSON.parse(line).seq)).toEqual([0, 1, 2, 3])
       await child?.kill()
+    } finally {
+      await here.done()
+    }
+  })
+})
+
+describe('large payloads in the PostgreSQL store', () => {
+  it('moves payloads over 1 MiB to the blobs table once per content, and gives them back', async () => {
+    const here = await place()
+    try {
+      const store = await here.open()
+      const session = await store.create()
+      const big = 'line of tool output ✓\n'.repeat(80_000)
+      appendAll(session, [
+        turnStart(1),
+        user('read it'),
+        stepStart(1, 1),
+        assistant('', [{ id: 'c1', name: 'read' }]),
+        toolCall('c1', 'read'),
+        [
+          'tool/result',
+          { callId: 'c1', name: 'read', content: [{ type: 'text', text: big }], isError: false },
+        ],
+        stepEnd(1, 1),
+        turnEnd(1),
+      ])
+      await session.close()
+      const fork = await store.fork(session.header.id)
+      await fork.close()
+      const sizes = await adminQuery(
+        `SELECT max(octet_length(line)) AS largest FROM ${here.schema}.events`,
+      )
+      expect(Number(sizes.rows[0].largest)).toBeLessThan(1024 * 1024)
+      const blobs = await adminQuery(`SELECT bytes FROM ${here.schema}.blobs`)
+      expect(blobs.rows.map((row) => row.bytes)).toEqual([Buffer.byteLength(big)])
+      const reopened = await (await here.open()).open(fork.header.id)
+      expect(reopened.events).toEqual(session.events)
+      await reopened.close()
+      let exported = ''
+      for await (const line of store.exportJsonl(session.header.id)) exported += line
+      // Exports are self-contained: the payload is inlined again.
+      expect(exported.includes(JSON.stringify(big))).toBe(true)
     } finally {
       await here.done()
     }
