@@ -243,6 +243,24 @@ describe('the PostgreSQL store across hosts', () => {
   })
 })
 
+describe('choosing the PostgreSQL store', () => {
+  it('RUDDER_STORE points the CLI at it, and --store wins over it', async () => {
+    const here = await place()
+    try {
+      const session = await (await here.open()).create({ title: 'shared' })
+      await session.close()
+      const env = cleanEnv({ RUDDER_STORE: here.url })
+      const listed = await runCli(['sessions', 'list', '--all', '--json'], { env })
+      expect(listed.stderr).toBe('')
+      expect(listed.stdout).toContain(session.header.id)
+      const overridden = await runCli(['sessions', 'list', '--all', '--store', 'memory:'], { env })
+      expect(overridden.stdout).toBe('no sessions yet\n')
+    } finally {
+      await here.done()
+    }
+  })
+})
+
 describe('large payloads in the PostgreSQL store', () => {
   it('moves payloads over 1 MiB to the blobs table once per content, and gives them back', async () => {
     const here = await place()
