@@ -344,12 +344,16 @@ export function createSessionStore(backend: Backend, options: StoreOptions = {})
           updatedAt: header.createdAt,
         })
         await writeDurably(writer, events)
+      } catch (error) {
+        // The first failure is the one to report: a close failing after it must not mask it.
+        await writer?.close().catch(() => {})
+        await lease.release()
+        throw error
+      }
+      try {
+        await writer.close()
       } finally {
-        try {
-          await writer?.close()
-        } finally {
-          await lease.release()
-        }
+        await lease.release()
       }
       return header
     },

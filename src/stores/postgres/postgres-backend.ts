@@ -199,7 +199,12 @@ export async function createPostgresBackend(
 
   function remember(id: string, lease: Lease & { readonly token: string }): Lease {
     tokens.set(id, lease.token)
-    return lease
+    return {
+      async release() {
+        if (tokens.get(id) === lease.token) tokens.delete(id)
+        await lease.release()
+      },
+    }
   }
 
   const blobs: BlobStore = {
