@@ -84,11 +84,11 @@ export async function createPostgresBackend(
 
   const describe = (id: string) => `${display} (session ${id})`
 
-  /** Takes (or takes over) the lease of an existing session; busy if a live holder has it. */
-  async function takeLease(
-    client: pg.ClientBase,
-    id: string,
-  ): Promise<Lease & { readonly token: string }> {
+  /**
+   * Takes (or takes over) the lease of an existing session inside the caller's transaction and
+   * returns its token; busy if a live holder has it. The heartbeat starts once that commits.
+   */
+  async function takeLease(client: pg.ClientBase, id: string): Promise<string> {
     const held = (
       await client.query<{ host: string; pid: number; token: string }>(
         'SELECT host, pid, token FROM leases WHERE session_id = $1',
@@ -115,7 +115,7 @@ export async function createPostgresBackend(
       ).rows[0]
       throw new SessionBusyError(id, now?.pid ?? held?.pid ?? 0, now?.host ?? held?.host)
     }
-    return heldLease(id, token)
+    return token
   }
 
   /** A lease this process holds: a heartbeat keeps it, release deletes it. */
@@ -197,8 +197,10 @@ export async function createPostgresBackend(
     if (found.rowCount === 0) throw sessionNotFound(id, display)
   }
 
-  function remember(id: string, lease: Lease & { readonly token: string }): Lease {
-    tokens.set(id, lease.token)
+  /** Starts holding a lease whose row committed: its heartbeat, and its token for writes. */
+  function remember(id: string, token: string): Lease {
+    const lease = heldLease(id, token)
+    tokens.set(id, token)
     return {
       async release() {
         if (tokens.get(id) === lease.token) tokens.delete(id)
@@ -275,17 +277,23 @@ export async function createPostgresBackend(
       (
         await query<{ id: string }>('cannot read the session list', 'SELECT id FROM sessions')
       ).rows.map((row) => row.id),
-    create: (header) =>
-      transaction(`cannot create session ${header.id}`, async (client) => {
-        await insertSession(client, header, 0)
-        return remember(header.id, await takeLease(client, header.id))
-      }),
-    acquire: (id) =>
-      transaction(`cannot take the writer lease of session ${id}`, async (client) => {
-        const found = await client.query('SELECT 1 FROM sessions WHERE id = $1', [id])
-        if (found.rowCount === 0) throw sessionNotFound(id, display)
-        return remember(id, await takeLease(client, id))
-      }),
+    create: async (header) =>
+      remember(
+        header.id,
+        await transaction(`cannot create session ${header.id}`, async (client) => {
+          await insertSession(client, header, 0)
+          return takeLease(client, header.id)
+        }),
+      ),
+    acquire: async (id) =>
+      remember(
+        id,
+        await transaction(`cannot take the writer lease of session ${id}`, async (client) => {
+          const found = await client.query('SELECT 1 FROM sessions WHERE id = $1', [id])
+          if (found.rowCount === 0) throw sessionNotFound(id, display)
+          return takeLease(client, id)
+        }),
+      ),
     async readHeader(id) {
       const row = (
         await query<{ header: string }>(
@@ -387,19 +395,22 @@ export async function createPostgresBackend(
         async close() {},
       }
     },
-    copyPrefix: (sourceId, header, throughSeq) =>
-      transaction(`cannot fork session ${sourceId}`, async (client) => {
-        await insertSession(client, header, throughSeq + 1)
-        await client.query(
-          'INSERT INTO events (session_id, seq, line) SELECT $1, seq, line FROM events WHERE session_id = $2 AND seq <= $3',
-          [header.id, sourceId, throughSeq],
-        )
-        await client.query(
-          'INSERT INTO message_text (session_id, seq, text) SELECT $1, seq, text FROM message_text WHERE session_id = $2 AND seq <= $3',
-          [header.id, sourceId, throughSeq],
-        )
-        return remember(header.id, await takeLease(client, header.id))
-      }),
+    copyPrefix: async (sourceId, header, throughSeq) =>
+      remember(
+        header.id,
+        await transaction(`cannot fork session ${sourceId}`, async (client) => {
+          await insertSession(client, header, throughSeq + 1)
+          await client.query(
+            'INSERT INTO events (session_id, seq, line) SELECT $1, seq, line FROM events WHERE session_id = $2 AND seq <= $3',
+            [header.id, sourceId, throughSeq],
+          )
+          await client.query(
+            'INSERT INTO message_text (session_id, seq, text) SELECT $1, seq, text FROM message_text WHERE session_id = $2 AND seq <= $3',
+            [header.id, sourceId, throughSeq],
+          )
+          return takeLease(client, header.id)
+        }),
+      ),
     async list(options) {
       const cursor = options.cursor === undefined ? undefined : decodeCursor(options.cursor)
       const values: unknown[] = [options.limit]
