@@ -5,6 +5,7 @@
 import { acpBenchmarks } from './acp.js'
 import { coreBenchmarks } from './core.js'
 import { printTable, type Row } from './measure.js'
+import { postgresBenchmarks } from './postgres.js'
 import { startupBenchmarks } from './startup.js'
 import { storeBenchmarks } from './stores.js'
 import { tuiBenchmarks } from './tui.js'
@@ -15,6 +16,7 @@ const rows: Row[] = []
 rows.push(...coreBenchmarks({ full }))
 rows.push(...startupBenchmarks())
 rows.push(...(await storeBenchmarks({ full })))
+rows.push(...(await postgresBenchmarks({ full })))
 rows.push(...(await acpBenchmarks()))
 rows.push(...(await webBenchmarks()))
 rows.push(...(await tuiBenchmarks()))

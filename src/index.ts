@@ -140,7 +140,9 @@ export {
 } from './runtime/workspace-context.js'
 export {
   type CreateOptions,
+  chooseStoreUrl,
   defaultStoreUrl,
+  type FollowOptions,
   type JsonlSource,
   type ListOptions,
   openStore,

@@ -20,7 +20,9 @@ function copy(value: unknown, path: string, ancestors: Set<object>, what: string
     case 'boolean':
       return value
     case 'number':
-      if (Number.isFinite(value)) return value
+      // JSON has no -0 (it is written as 0), so it becomes 0 here: the live event then equals
+      // the one every store reads back (docs/spec.md §3.1, decision 0066).
+      if (Number.isFinite(value)) return value === 0 ? 0 : value
       return reject(what, path, `is ${value}, and JSON has no non-finite numbers`)
     case 'object': {
       if (value === null) return null

@@ -85,12 +85,12 @@ export const CONFIG_SHAPE = {
       providerSchema,
     )
     .optional(),
-  /** Where sessions live: `sqlite:<path>`, `jsonl:<dir>` or `memory:` (default `sqlite:~/.rudder/sessions.db`). */
+  /** Where sessions live: `sqlite:<path>`, `jsonl:<dir>`, `postgres://…` or `memory:` (default `sqlite:~/.rudder/sessions.db`). */
   store: z
     .string()
     .regex(
-      /^(sqlite:|jsonl:|memory:)/,
-      'must be a store URL: "sqlite:<path>", "jsonl:<dir>" or "memory:"',
+      /^(sqlite:|jsonl:|memory:|postgres:|postgresql:)/,
+      'must be a store URL: "sqlite:<path>", "jsonl:<dir>", "postgres://user@host:port/database" or "memory:"',
     )
     .optional(),
   /** Which tool calls run, ask, or are refused (see the approval policy of src/tools). */

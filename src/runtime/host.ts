@@ -16,7 +16,7 @@ import type { McpServerConfig } from '../mcp/server-config.js'
 import type { Provider } from '../providers/provider.js'
 import { replayProvider } from '../providers/replay/index.js'
 import { scriptedProviderFromFile } from '../providers/scripted/script-file.js'
-import { openStore } from '../stores/index.js'
+import { chooseStoreUrl, openStore } from '../stores/index.js'
 import type { SessionStore, StoredSession } from '../stores/store.js'
 import { type ApprovalPolicy, DEFAULT_APPROVAL_POLICY } from '../tools/approval-policy.js'
 import { builtinTools } from '../tools/builtin/index.js'
@@ -136,9 +136,8 @@ export function defaultSystemPrompt(cwd: string): string {
 export async function openHost(options: HostOptions): Promise<Host> {
   const cwd = resolve(options.cwd)
   const config = loadConfig({ cwd, env: options.env, home: options.home })
-  const store = await openStore(options.store ?? config.config.store, {
-    env: { HOME: options.home, ...options.env },
-  })
+  const env = { HOME: options.home, ...options.env }
+  const store = await openStore(chooseStoreUrl(options.store, env, config.config.store), { env })
   const notices = createNoticeBoard()
   const sessions = new Map<string, SessionRuntime>()
   let closing: Promise<void> | undefined

@@ -95,6 +95,11 @@ export interface Backend {
   list(options: Required<Pick<ListOptions, 'limit'>> & ListOptions): Promise<SessionListing[]>
   /** Removes a session's log, metadata and index entries; the caller holds its lease. */
   remove(id: string): Promise<void>
+  /**
+   * Calls `onChange` (soon) after events of session `id` are written by any process, until the
+   * returned function is called. Without it, followers poll (decision 0063).
+   */
+  watch?(id: string, onChange: () => void): Promise<() => Promise<void>>
   /** Indexed full-text search, if the backend has one (else the store scans). */
   search?(words: readonly string[], limit: number): Promise<SearchHit[]>
   close(): Promise<void>

@@ -69,8 +69,10 @@ export interface EventCheck {
   readonly checker: LogChecker
 }
 
-export function createEventCheck(): EventCheck {
-  const checker = createLogChecker({ allowOpenTurn: true })
+/** `checker`: continue from a checker already advanced over the events before (a follower). */
+export function createEventCheck(
+  checker: LogChecker = createLogChecker({ allowOpenTurn: true }),
+): EventCheck {
   return {
     checker,
     accept(line) {

@@ -4,6 +4,7 @@
 export { openStore } from './open-store.js'
 export type {
   CreateOptions,
+  FollowOptions,
   JsonlSource,
   ListOptions,
   Repair,
@@ -16,4 +17,4 @@ export type {
   StoredSession,
   StoreOptions,
 } from './store.js'
-export { defaultStoreUrl, rudderHome } from './store-url.js'
+export { chooseStoreUrl, defaultStoreUrl, redactUrl, rudderHome } from './store-url.js'

@@ -6,6 +6,7 @@
 import {
   deepFreeze,
   type LogChecker,
+  LogCorruptError,
   RudderError,
   type SessionEvent,
   type SessionHeader,
@@ -65,31 +66,38 @@ export async function loadEvents(
     checker: check.checker,
     ...(tornTail ? { tornTail } : {}),
   })
-  for await (const batch of backend.records(
-    id,
-    options.throughSeq === undefined ? {} : { throughSeq },
-  )) {
-    for (const record of batch) {
-      if (record.kind === 'torn') {
-        tornTail = { location: record.location, bytes: record.bytes, position: record.position }
-        continue
+  try {
+    for await (const batch of backend.records(
+      id,
+      options.throughSeq === undefined ? {} : { throughSeq },
+    )) {
+      for (const record of batch) {
+        if (record.kind === 'torn') {
+          tornTail = { location: record.location, bytes: record.bytes, position: record.position }
+          continue
+        }
+        try {
+          const line = decodeLine(record.text)
+          if (line.blobs)
+            await resolveBlobs(line, backend.blobs, backend.locate(id, record.where), hint)
+          // Frozen here, in batches between event-loop turns, so opening the live session over
+          // these events finds them frozen already and does no deep walk of its own.
+          events.push(deepFreeze(check.accept(line)))
+          positions.push(record.position)
+        } catch (caught) {
+          const location = backend.locate(id, record.where)
+          const error = locate(caught, location, hint)
+          if (!options.salvage || !isLogProblem(error)) throw error
+          return { ...result(), problem: { location, message: (error as Error).message } }
+        }
+        if (events.length > throughSeq) return result()
       }
-      try {
-        const line = decodeLine(record.text)
-        if (line.blobs)
-          await resolveBlobs(line, backend.blobs, backend.locate(id, record.where), hint)
-        // Frozen here, in batches between event-loop turns, so opening the live session over
-        // these events finds them frozen already and does no deep walk of its own.
-        events.push(deepFreeze(check.accept(line)))
-        positions.push(record.position)
-      } catch (caught) {
-        const location = backend.locate(id, record.where)
-        const error = locate(caught, location, hint)
-        if (!options.salvage || !isLogProblem(error)) throw error
-        return { ...result(), problem: { location, message: (error as Error).message } }
-      }
-      if (events.length > throughSeq) return result()
     }
+  } catch (error) {
+    // The backend itself could not read on (a damaged database page): salvage keeps the prefix.
+    if (!options.salvage || !isLogProblem(error)) throw error
+    const location = error instanceof LogCorruptError ? error.location : backend.describe(id)
+    return { ...result(), problem: { location, message: (error as Error).message } }
   }
   return result()
 }

@@ -6,20 +6,22 @@ import { assertNever } from '../core/index.js'
 import type { Backend } from './backend.js'
 import { createJsonlBackend } from './jsonl/jsonl-backend.js'
 import { createMemoryBackend } from './memory/memory-backend.js'
+import { createPostgresBackend } from './postgres/postgres-backend.js'
 import { createSessionStore } from './session-store.js'
 import { createSqliteBackend } from './sqlite/sqlite-backend.js'
 import type { SessionStore, StoreOptions } from './store.js'
-import { defaultStoreUrl, parseStoreUrl } from './store-url.js'
+import { chooseStoreUrl, parseStoreUrl } from './store-url.js'
 
 /**
- * Opens the store at `url` (default: `sqlite:<RUDDER_HOME or ~/.rudder>/sessions.db`),
+ * Opens the store at `url` (default: `RUDDER_STORE`, else
+ * `sqlite:<RUDDER_HOME or ~/.rudder>/sessions.db`),
  * creating its file or directory if needed. Throws `ConfigError` for a URL it does not know,
  * `StoreError` if the location cannot be opened, `FORMAT_TOO_NEW` for a newer database.
  * The caller owns the store and closes it.
  */
 export async function openStore(url?: string, options: StoreOptions = {}): Promise<SessionStore> {
   const env = options.env ?? process.env
-  const location = parseStoreUrl(url ?? defaultStoreUrl(env), env)
+  const location = parseStoreUrl(url ?? chooseStoreUrl(undefined, env, undefined), env)
   let backend: Backend
   switch (location.kind) {
     case 'sqlite':
@@ -30,6 +32,13 @@ export async function openStore(url?: string, options: StoreOptions = {}): Promi
       break
     case 'memory':
       backend = createMemoryBackend()
+      break
+    case 'postgres':
+      backend = await createPostgresBackend(location, {
+        counters: options.counters,
+        leaseTtlMs: options.leaseTtlMs,
+        hostName: options.hostName,
+      })
       break
     default:
       return assertNever(location, 'store location')

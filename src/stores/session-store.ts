@@ -19,6 +19,7 @@ import {
 import type { Backend, BatchWriter } from './backend.js'
 import { encodeEvents, envelopeLine } from './codec.js'
 import { checkForWrite, invariantViolation } from './event-check.js'
+import { followLog } from './follow.js'
 import { readJsonl } from './jsonl-import.js'
 import type { Lease } from './lease.js'
 import { DEFAULT_LIST_LIMIT } from './listing.js'
@@ -46,6 +47,9 @@ export function createSessionStore(backend: Backend, options: StoreOptions = {})
   /** Sessions open for writing from this store, by id, with their writers (for fork). */
   const live = new Map<string, { session: StoredSession; writer: BatchWriter }>()
   let closing: Promise<void> | undefined
+  /** Aborted when the store closes: followers end. */
+  const closed = new AbortController()
+  const followPollMs = options.followPollMs ?? 250
 
   function ensureOpen(): void {
     if (closing)
@@ -341,12 +345,16 @@ export function createSessionStore(backend: Backend, options: StoreOptions = {})
           updatedAt: header.createdAt,
         })
         await writeDurably(writer, events)
+      } catch (error) {
+        // The first failure is the one to report: a close failing after it must not mask it.
+        await writer?.close().catch(() => {})
+        await lease.release()
+        throw error
+      }
+      try {
+        await writer.close()
       } finally {
-        try {
-          await writer?.close()
-        } finally {
-          await lease.release()
-        }
+        await lease.release()
       }
       return header
     },
@@ -407,8 +415,27 @@ export function createSessionStore(backend: Backend, options: StoreOptions = {})
       return blobs.sweep(referenced, options.graceMs ?? 3_600_000)
     },
 
+    async *follow(id, followOptions = {}) {
+      ensureOpen()
+      checkSessionId(id)
+      const fromSeq = followOptions.fromSeq ?? 0
+      if (!Number.isInteger(fromSeq) || fromSeq < 0)
+        throw new RudderError(
+          'INVALID_INPUT',
+          `follow fromSeq must be a seq (an integer ≥ 0), got ${JSON.stringify(fromSeq)}`,
+        )
+      const signal = followOptions.signal
+        ? AbortSignal.any([followOptions.signal, closed.signal])
+        : closed.signal
+      // A backend that is told of writes still reads now and then, in case a notice was lost
+      // (a dropped LISTEN connection).
+      const pollMs = backend.watch ? Math.max(followPollMs, 5000) : followPollMs
+      yield* followLog(backend, id, { fromSeq, signal, pollMs })
+    },
+
     close() {
       closing ??= (async () => {
+        closed.abort()
         const errors: unknown[] = []
         for (const { session } of [...live.values()])
           await session.close().catch((error) => errors.push(error))

@@ -1,7 +1,7 @@
 /**
- * Store URLs: `sqlite:<path>`, `jsonl:<dir>`, `memory:`. Paths may start with `~/` (the home
- * directory). Without a URL the store is `sqlite:<RUDDER_HOME>/sessions.db`, where
- * `RUDDER_HOME` defaults to `~/.rudder`.
+ * Store URLs: `sqlite:<path>`, `jsonl:<dir>`, `memory:`, `postgres://user@host:port/db`. Paths
+ * may start with `~/` (the home directory). Without a URL the store is `RUDDER_STORE`, else
+ * `sqlite:<RUDDER_HOME>/sessions.db`, where `RUDDER_HOME` defaults to `~/.rudder`.
  */
 import { homedir } from 'node:os'
 import { isAbsolute, join, resolve } from 'node:path'
@@ -11,6 +11,24 @@ export type StoreLocation =
   | { readonly kind: 'sqlite'; readonly path: string }
   | { readonly kind: 'jsonl'; readonly directory: string }
   | { readonly kind: 'memory' }
+  | PostgresLocation
+
+/** A PostgreSQL database, with the options rudder reads from the URL's query. */
+export type PostgresLocation = {
+  readonly kind: 'postgres'
+  /** The URL handed to the driver (rudder's own query parameters removed). */
+  readonly connectionString: string
+  /** The URL as shown to people: the password replaced by `***`. */
+  readonly display: string
+  readonly host: string
+  readonly database: string
+  /** The PostgreSQL schema holding rudder's tables (`?schema=`, default `rudder`). */
+  readonly schema: string
+  /** Connections in the pool (`?pool=`, default 10). */
+  readonly poolSize: number
+  /** Longest time one statement may run, in ms (`?statement_timeout=`, default 30000). */
+  readonly statementTimeoutMs: number
+}
 
 type Env = Readonly<Record<string, string | undefined>>
 
@@ -36,7 +54,22 @@ function expandHome(path: string, env: Env): string {
   return path
 }
 
-const FORMS = '`sqlite:<path>`, `jsonl:<directory>` or `memory:`'
+const FORMS =
+  '`sqlite:<path>`, `jsonl:<directory>`, `postgres://user@host:port/database` or `memory:`'
+
+/**
+ * The store URL to use: the `--store` flag, else `RUDDER_STORE`, else the config's `store`,
+ * else the default (`sqlite:<RUDDER_HOME>/sessions.db`). An empty value counts as unset.
+ */
+export function chooseStoreUrl(
+  flag: string | undefined,
+  env: Env,
+  configured: string | undefined,
+): string {
+  for (const candidate of [flag, env.RUDDER_STORE, configured])
+    if (candidate !== undefined && candidate !== '') return candidate
+  return defaultStoreUrl(env)
+}
 
 /** Parses a store URL. Throws `ConfigError` naming the URL and the accepted forms. */
 export function parseStoreUrl(url: string, env: Env): StoreLocation {
@@ -63,12 +96,58 @@ export function parseStoreUrl(url: string, env: Env): StoreLocation {
       return { kind: 'memory' }
     case 'postgres':
     case 'postgresql':
-      throw new ConfigError(
-        `store URL ${JSON.stringify(url)}: the PostgreSQL store is not available in this build; use ${FORMS}`,
-      )
+      return parsePostgresUrl(url)
     default:
       throw new ConfigError(
         `store URL ${JSON.stringify(url)} is not one rudder knows; use ${FORMS}`,
       )
+  }
+}
+
+/** Replaces the password of a URL with `***` (for messages: a password is never printed). */
+export function redactUrl(url: string): string {
+  return url.replace(/^([a-z]+:\/\/[^:/@]*):[^@/]*@/i, '$1:***@')
+}
+
+function parsePostgresUrl(url: string): PostgresLocation {
+  let parsed: URL
+  try {
+    parsed = new URL(url)
+  } catch {
+    throw new ConfigError(
+      `store URL ${JSON.stringify(redactUrl(url))} is not a valid URL; write it as postgres://user@host:port/database`,
+    )
+  }
+  const display = redactUrl(url)
+  const number = (name: string, fallback: number, min: number): number => {
+    const raw = parsed.searchParams.get(name)
+    parsed.searchParams.delete(name)
+    if (raw === null) return fallback
+    const value = Number(raw)
+    if (!Number.isInteger(value) || value < min)
+      throw new ConfigError(
+        `store URL ${JSON.stringify(display)}: ${name} must be an integer ≥ ${min}, got ${JSON.stringify(raw)}`,
+      )
+    return value
+  }
+  const schema = parsed.searchParams.get('schema') ?? 'rudder'
+  parsed.searchParams.delete('schema')
+  // The schema name is put into SQL as an identifier, so only plain names are accepted.
+  if (!/^[a-z_][a-z0-9_]{0,62}$/.test(schema))
+    throw new ConfigError(
+      `store URL ${JSON.stringify(display)}: schema ${JSON.stringify(schema)} must be lower-case letters, digits and _ (starting with a letter or _)`,
+    )
+  const poolSize = number('pool', 10, 1)
+  const statementTimeoutMs = number('statement_timeout', 30_000, 0)
+  const database = decodeURIComponent(parsed.pathname.replace(/^\//, '')) || 'postgres'
+  return {
+    kind: 'postgres',
+    connectionString: parsed.toString(),
+    display,
+    host: `${parsed.hostname || 'localhost'}:${parsed.port || '5432'}`,
+    database,
+    schema,
+    poolSize,
+    statementTimeoutMs,
   }
 }

@@ -1,6 +1,6 @@
 /**
  * The store interface of docs/spec.md §9.1 and the types it hands out. One implementation
- * (`session-store.ts`) runs over three backends: memory, JSONL and SQLite.
+ * (`session-store.ts`) runs over four backends: memory, JSONL, SQLite and PostgreSQL.
  */
 import type { Session, SessionEvent, SessionHeader } from '../core/index.js'
 
@@ -102,6 +102,19 @@ export type StoreOptions = {
    */
   readonly checkInvariants?: boolean
   readonly counters?: StoreCounters
+  /** How often a follower of a JSONL or SQLite session looks for new events (default 250 ms). */
+  readonly followPollMs?: number
+  /** PostgreSQL: a writer lease whose heartbeat is older than this is taken over (default 15 s). */
+  readonly leaseTtlMs?: number
+  /** PostgreSQL: the name this process goes by in leases (default the host name). */
+  readonly hostName?: string
+}
+
+export type FollowOptions = {
+  /** The first seq to yield (default 0). */
+  readonly fromSeq?: number
+  /** Ends the follow: the iteration then returns quietly. */
+  readonly signal?: AbortSignal
 }
 
 export type CreateOptions = { readonly cwd?: string; readonly title?: string }
@@ -169,6 +182,14 @@ export interface SessionStore {
    * written or reused in the last `graceMs` (default an hour) are kept. Returns how many went.
    */
   collectBlobs(options?: { readonly graceMs?: number }): Promise<number>
+  /**
+   * Follows a session without the lease: yields every event with seq ≥ `fromSeq`
+   * as any process (or host) makes it durable, in order, with no gap and no duplicate, until
+   * `signal` aborts or the store closes (then it returns). Events are validated as `read` does.
+   * PostgreSQL is told of commits (LISTEN/NOTIFY); memory sees its own appends; JSONL and
+   * SQLite poll every `followPollMs`. Throws `SESSION_NOT_FOUND` or `LogCorruptError`.
+   */
+  follow(id: string, options?: FollowOptions): AsyncIterable<SessionEvent>
   /**
    * Closes every session still open from this store (flushing it), then the store. Call it
    * before the process exits: the flush window's timer does not keep the process alive.

@@ -6,10 +6,12 @@ import { describe, expect, it } from 'vitest'
 import type { Backend } from '../../src/stores/backend.js'
 import { createJsonlBackend } from '../../src/stores/jsonl/jsonl-backend.js'
 import { createMemoryBackend } from '../../src/stores/memory/memory-backend.js'
+import { createPostgresBackend } from '../../src/stores/postgres/postgres-backend.js'
 import { createSqliteBackend } from '../../src/stores/sqlite/sqlite-backend.js'
+import { parseStoreUrl } from '../../src/stores/store-url.js'
 import { user } from '../support/log-builder.js'
 import { appendAll } from './support/events.js'
-import { STORE_KINDS, type StoreKind, storeOf, tempDirectory } from './support/stores.js'
+import { STORE_KINDS, type StoreKind, storeOf, tempDirectory, urlOf } from './support/stores.js'
 
 async function backendOf(kind: StoreKind, directory: string): Promise<Backend> {
   switch (kind) {
@@ -19,6 +21,11 @@ async function backendOf(kind: StoreKind, directory: string): Promise<Backend> {
       return createJsonlBackend(`${directory}/jsonl`, undefined)
     case 'sqlite':
       return createSqliteBackend(`${directory}/sessions.db`, undefined)
+    case 'postgres': {
+      const location = parseStoreUrl(urlOf('postgres', directory), {})
+      if (location.kind !== 'postgres') throw new Error('not a PostgreSQL URL')
+      return createPostgresBackend(location)
+    }
   }
 }
 

@@ -418,6 +418,74 @@ describe.each(STORE_KINDS)('the %s store', (kind) => {
     })
   })
 
+  it('stores -0 as 0, and the live event already holds 0 (JSON has no -0)', async () => {
+    const { store, reader } = await setup()
+    const session = await store.create()
+    const [type, data] = user('minus zero', 'ctx')
+    const appended = session.append(type, { ...data, meta: { n: -0, list: [-0, 1] } } as never)
+    expect(Object.is((appended.data as unknown as { meta: { n: number } }).meta.n, 0)).toBe(true)
+    await session.close()
+    const reopened = await reader.open(session.header.id)
+    expect(reopened.events).toEqual(session.events)
+    await reopened.close()
+  })
+
+  describe('follow', () => {
+    it('yields the stored events from fromSeq, then each durable append in order, until aborted', async () => {
+      const { store, reader } = await setup({ followPollMs: 5 })
+      const session = await store.create()
+      appendAll(session, [user('a', 'ctx'), user('b', 'ctx')])
+      await session.flush()
+      const controller = new AbortController()
+      const follower = reader
+        .follow(session.header.id, { fromSeq: 1, signal: controller.signal })
+        [Symbol.asyncIterator]()
+      const seen: number[] = []
+      const take = async (count: number) => {
+        while (seen.length < count) {
+          const next = await follower.next()
+          if (next.done) throw new Error('the follow ended early')
+          seen.push(next.value.seq)
+        }
+      }
+      await take(1)
+      appendAll(session, [user('c', 'ctx')])
+      await session.flush()
+      appendAll(session, [user('d', 'ctx'), user('e', 'ctx')])
+      await session.flush()
+      await take(4)
+      expect(seen).toEqual([1, 2, 3, 4])
+      controller.abort()
+      expect((await follower.next()).done).toBe(true)
+      await session.close()
+    })
+
+    it('starts past the end and waits; ends when the store closes', async () => {
+      const { store, reader } = await setup({ followPollMs: 5 })
+      const session = await store.create()
+      appendAll(session, [user('a', 'ctx')])
+      await session.flush()
+      const follower = reader.follow(session.header.id, { fromSeq: 5 })[Symbol.asyncIterator]()
+      const next = follower.next()
+      appendAll(session, [user('b', 'ctx'), user('c', 'ctx'), user('d', 'ctx'), user('e', 'ctx')])
+      appendAll(session, [user('f', 'ctx')])
+      await session.close()
+      const first = await next
+      expect(first.done ? undefined : first.value).toEqual(session.events[5])
+      const ended = follower.next()
+      await reader.close()
+      expect((await ended).done).toBe(true)
+    })
+
+    it('refuses an unknown session and a bad fromSeq', async () => {
+      const { reader } = await setup()
+      const follower = reader.follow('4b1c1a0e-0000-4000-8000-000000000000')[Symbol.asyncIterator]()
+      expect(await codeOf(follower.next())).toBe('SESSION_NOT_FOUND')
+      const bad = reader.follow('4b1c1a0e-0000-4000-8000-000000000000', { fromSeq: -1 })
+      expect(await codeOf(bad[Symbol.asyncIterator]().next())).toBe('INVALID_INPUT')
+    })
+  })
+
   it('rejects every call once closed', async () => {
     const { store } = await setup()
     const session = await store.create()

@@ -132,6 +132,41 @@ describe('the SQLite store on disk', () => {
     await salvage.session.close()
   })
 
+  it('reports a damaged database page as LogCorruptError with the repair hint, and repair salvages every readable event', async () => {
+    const directory = tempDirectory()
+    const store = await storeOf('sqlite', directory)
+    const session = await store.create()
+    for (let index = 0; index < 300; index++)
+      appendAll(session, [user(`event ${index} ${'x'.repeat(1000)}`, 'ctx')])
+    await session.close()
+    await store.close()
+    // Checkpoint the WAL into the file, then overwrite the table page holding seq 150's row.
+    const db = new Database(dbPath(directory))
+    db.pragma('wal_checkpoint(TRUNCATE)')
+    db.close()
+    const bytes = readFileSync(dbPath(directory))
+    const at = bytes.indexOf('{"seq":150,')
+    expect(at).toBeGreaterThan(0)
+    const pageSize = bytes.readUInt16BE(16)
+    bytes.fill(0xff, at - (at % pageSize), at - (at % pageSize) + pageSize)
+    writeFileSync(dbPath(directory), bytes)
+
+    const damaged = await storeOf('sqlite', directory)
+    const id = session.header.id
+    for (const attempt of [damaged.open(id), damaged.read(id)]) {
+      await expect(attempt).rejects.toBeInstanceOf(LogCorruptError)
+      await expect(attempt).rejects.toThrowError(/the SQLite database is damaged/)
+      await expect(attempt).rejects.toThrowError(`rudder sessions repair ${id}`)
+    }
+    const salvage = await damaged.repair(id)
+    // Every row before the damaged page is kept; the cut names the first seq it could not read.
+    expect(salvage.keptEvents).toBeGreaterThan(100)
+    expect(salvage.keptEvents).toBeLessThanOrEqual(150)
+    expect(salvage.problem?.location).toMatch(new RegExp(`seq ${salvage.keptEvents}$`))
+    expect(salvage.session.events).toEqual(session.events.slice(0, salvage.keptEvents))
+    await salvage.session.close()
+  })
+
   it('refuses a file that is not a database with a StoreError naming it', async () => {
     const directory = tempDirectory()
     writeFileSync(

@@ -63,7 +63,13 @@ export type SessionsCommand =
       readonly limit: number
       readonly json: boolean
     }
-  | { readonly action: 'show'; readonly id: string; readonly json: boolean }
+  | {
+      readonly action: 'show'
+      readonly id: string
+      readonly json: boolean
+      /** Keep printing events as they are written, until Ctrl-C. */
+      readonly follow: boolean
+    }
   | { readonly action: 'export'; readonly id: string; readonly out?: string }
   | { readonly action: 'import'; readonly file: string; readonly asNew: boolean }
   | { readonly action: 'fork'; readonly id: string; readonly atSeq?: number }
@@ -435,7 +441,7 @@ function parseAcp(args: readonly string[]): CliCommand {
 
 export const SESSIONS_USAGE = `Usage:
   rudder sessions list [--all] [--limit N] [--json]
-  rudder sessions show <id> [--json]
+  rudder sessions show <id> [--json] [--follow]
   rudder sessions export <id> [--out file.jsonl]
   rudder sessions import <file.jsonl> [--as-new]
   rudder sessions fork <id> [--at seq]
@@ -460,6 +466,7 @@ function parseSessions(args: readonly string[], cwd: string): CliCommand {
       'older-than': { type: 'string' },
       'dry-run': { type: 'boolean', default: false },
       help: { type: 'boolean', short: 'h', default: false },
+      follow: { type: 'boolean', short: 'f', default: false },
     },
     true,
   )
@@ -487,7 +494,7 @@ function parseSessions(args: readonly string[], cwd: string): CliCommand {
           ...(values.all ? {} : { cwd: resolve(cwd, values.cwd ?? '.') }),
         }
       case 'show':
-        return { action, id: need('a session id'), json: values.json }
+        return { action, id: need('a session id'), json: values.json, follow: values.follow }
       case 'export':
         return { action, id: need('a session id'), ...optional('out', values.out) }
       case 'import':

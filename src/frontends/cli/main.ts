@@ -49,7 +49,8 @@ Options:
   --model, -m provider/model     e.g. deepseek/deepseek-chat, openai/gpt-4.1,
                                  anthropic/claude-sonnet-5-5, ollama/qwen3:8b
   --provider name                a provider, or scripted:<file.json>, or replay:<session-id>
-  --store url                    sqlite:<path> (default ~/.rudder/sessions.db), jsonl:<dir>, memory:
+  --store url                    sqlite:<path> (default ~/.rudder/sessions.db), jsonl:<dir>,
+                                 postgres://user@host:port/db, memory: (or RUDDER_STORE)
   --resume, -r [id]              continue a session (an id prefix will do); no id: --continue
   --continue, -c                 continue the newest session of this directory
   --cwd <dir>                    the workspace (default: the current directory)

@@ -6,9 +6,12 @@ import { randomUUID } from 'node:crypto'
 import { createReadStream, createWriteStream, openSync } from 'node:fs'
 import { finished } from 'node:stream/promises'
 import {
+  chooseStoreUrl,
   loadConfig,
   openStore,
   RudderError,
+  type SessionEvent,
+  type SessionHeader,
   type SessionListing,
   type SessionStore,
 } from '../../index.js'
@@ -24,7 +27,7 @@ export async function runSessions(
 ): Promise<number> {
   const config = loadConfig({ cwd: io.cwd, env: io.env, home: io.home })
   for (const notice of config.notices) io.stderr.write(`rudder: ${notice.message}\n`)
-  const store = await openStore(storeUrl ?? config.config.store, {
+  const store = await openStore(chooseStoreUrl(storeUrl, io.env, config.config.store), {
     env: { HOME: io.home, ...io.env },
   })
   try {
@@ -55,6 +58,7 @@ async function run(command: SessionsCommand, store: SessionStore, io: CliIo): Pr
     case 'show': {
       const id = await resolveSessionId(store, command.id)
       const { header, events, tornTail, openTurn } = await store.read(id)
+      if (command.follow) return follow(store, header, events.length, command.json, io, events)
       if (command.json) {
         for (const event of events) io.stdout.write(`${JSON.stringify(event)}\n`)
         return 0
@@ -262,4 +266,38 @@ function formatListing(rows: readonly SessionListing[], showDirectory: boolean):
       )
       .join('  ')
   return `${[head, ...table].map(format).join('\n')}\n`
+}
+
+/**
+ * `sessions show --follow`: what is stored, then every event any process appends, until
+ * Ctrl-C (docs/spec.md §9.1 `follow`).
+ */
+async function follow(
+  store: SessionStore,
+  header: SessionHeader,
+  fromSeq: number,
+  json: boolean,
+  io: CliIo,
+  stored: readonly SessionEvent[],
+): Promise<number> {
+  const print = (batch: readonly SessionEvent[], first: boolean) => {
+    if (json) for (const event of batch) io.stdout.write(`${JSON.stringify(event)}\n`)
+    // The transcript's first two lines describe the session: shown once, not per batch.
+    else
+      io.stdout.write(
+        first
+          ? renderTranscript(header, batch)
+          : renderTranscript(header, batch).split('\n').slice(2).join('\n'),
+      )
+  }
+  print(stored, true)
+  const controller = new AbortController()
+  const stop = io.onInterrupt(() => controller.abort())
+  try {
+    for await (const event of store.follow(header.id, { fromSeq, signal: controller.signal }))
+      print([event], false)
+  } finally {
+    stop()
+  }
+  return 0
 }

@@ -23,7 +23,6 @@ export type ChannelOptions = {
   readonly limits: StreamLimits
   /** The stored log as read when the channel was made (the follower continues after it). */
   readonly events: readonly SessionEvent[]
-  readonly followIntervalMs?: number
   /** Called when the last client left (the owner drops the channel unless the session is live). */
   readonly onIdle: () => void
   readonly onDrop?: (info: SlowCloseReason) => void
@@ -92,18 +91,15 @@ export function createSessionChannel(options: ChannelOptions): SessionChannel {
     void (async () => {
       while (!controller.signal.aborted) {
         try {
-          for await (const batch of followSession(
+          for await (const event of followSession(
             options.store,
             options.id,
             current.events.length,
             controller.signal,
-            options.followIntervalMs === undefined ? {} : { intervalMs: options.followIntervalMs },
           )) {
-            for (const event of batch) {
-              if (event.seq !== current.events.length) continue
-              current.events.push(event)
-              broadcastEvent(event)
-            }
+            if (event.seq !== current.events.length) continue
+            current.events.push(event)
+            broadcastEvent(event)
           }
         } catch (error) {
           // Reading can fail while a writer replaces files; say so and try again shortly.

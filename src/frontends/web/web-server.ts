@@ -33,8 +33,6 @@ export type WebServerOptions = {
   readonly bodyLimitBytes?: number
   /** The built page (default: `dist/web/` of this package). */
   readonly assetsDir?: string
-  /** How often a session this host does not run is read for new events (default 250 ms). */
-  readonly followIntervalMs?: number
   /** Where unexpected failures are logged (default: stderr). */
   readonly log?: (line: string) => void
   /** Told when a slow client is dropped (tests, diagnostics). */
@@ -63,9 +61,6 @@ export async function startWebServer(options: WebServerOptions): Promise<WebServ
   const sessions = createWebSessions({
     host: options.host,
     limits,
-    ...(options.followIntervalMs === undefined
-      ? {}
-      : { followIntervalMs: options.followIntervalMs }),
     ...(options.onDrop === undefined ? {} : { onDrop: options.onDrop }),
   })
   let guard: Guard | undefined

@@ -21,7 +21,6 @@ import { type BusyInfo, CLOSE_CODES, type SlowCloseReason } from './wire.js'
 export type WebSessionsOptions = {
   readonly host: Host
   readonly limits: StreamLimits
-  readonly followIntervalMs?: number
   readonly onDrop?: (info: SlowCloseReason & { readonly sessionId: string }) => void
 }
 
@@ -79,9 +78,6 @@ export function createWebSessions(options: WebSessionsOptions): WebSessions {
       store: host.store,
       limits: options.limits,
       events,
-      ...(options.followIntervalMs === undefined
-        ? {}
-        : { followIntervalMs: options.followIntervalMs }),
       onIdle: () => {
         if (!running.has(id) && channels.get(id) === channel) channels.delete(id)
       },

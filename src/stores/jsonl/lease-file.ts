@@ -10,6 +10,7 @@ import { randomUUID } from 'node:crypto'
 import { link, readdir, readFile, unlink, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { SessionBusyError, StoreError } from '../../core/index.js'
+import { storeFailure } from '../errors.js'
 import { currentHolder, isHolderAlive, type Lease, type LeaseHolder } from '../lease.js'
 
 const LOCK = /^writer\.(\d+)\.lock$/
@@ -79,6 +80,17 @@ async function removeBelow(directory: string, generation: number): Promise<void>
  * pid of a live holder (this process included); takes over from a dead one.
  */
 export async function acquireLeaseFile(directory: string, sessionId: string): Promise<Lease> {
+  try {
+    return await takeLeaseFile(directory, sessionId)
+  } catch (error) {
+    throw storeFailure(
+      `cannot take the writer lease of session ${sessionId} in ${directory}`,
+      error,
+    )
+  }
+}
+
+async function takeLeaseFile(directory: string, sessionId: string): Promise<Lease> {
   const holder = currentHolder()
   const content = JSON.stringify({ ...holder, token: randomUUID(), acquiredAt: Date.now() })
   // Each lost race means another process made progress, so this ends quickly; the bound only

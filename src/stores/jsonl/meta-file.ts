@@ -5,9 +5,10 @@
  */
 import { randomUUID } from 'node:crypto'
 import { readFileSync } from 'node:fs'
-import { rename, writeFile } from 'node:fs/promises'
+import { rename, unlink, writeFile } from 'node:fs/promises'
 import { z } from 'zod'
 import type { SessionHeader } from '../../core/index.js'
+import { storeFailure } from '../errors.js'
 import { headerSchema } from '../schema.js'
 
 export type Meta = {
@@ -24,8 +25,15 @@ const metaSchema = z.strictObject({
 
 export async function writeMeta(path: string, meta: Meta): Promise<void> {
   const temporary = `${path}.${process.pid}-${randomUUID()}.tmp`
-  await writeFile(temporary, JSON.stringify(meta))
-  await rename(temporary, path)
+  try {
+    await writeFile(temporary, JSON.stringify(meta))
+    await rename(temporary, path)
+  } catch (error) {
+    await unlink(temporary).catch(() => {
+      // Never created (the failure was the create) or already renamed.
+    })
+    throw storeFailure(`cannot write the listing metadata ${path}`, error)
+  }
 }
 
 /**

@@ -20,6 +20,8 @@ type MemorySession = {
 export function createMemoryBackend(): Backend {
   const url = 'memory:'
   const sessions = new Map<string, MemorySession>()
+  /** Followers of each session, told after every batch written. */
+  const watchers = new Map<string, Set<() => void>>()
 
   function get(id: string): MemorySession {
     const session = sessions.get(id)
@@ -76,6 +78,7 @@ export function createMemoryBackend(): Backend {
         async write(events, lines) {
           session.lines.push(...lines)
           session.updatedAt = events.at(-1)?.time ?? session.updatedAt
+          for (const onChange of watchers.get(id) ?? []) onChange()
         },
         // Rows and lines are keyed by seq: a prefix needs no byte position.
         positionOf: (seq) => seq,
@@ -94,6 +97,14 @@ export function createMemoryBackend(): Backend {
     },
     async remove(id) {
       sessions.delete(id)
+    },
+    async watch(id, onChange) {
+      const set = watchers.get(id) ?? new Set()
+      watchers.set(id, set)
+      set.add(onChange)
+      return async () => {
+        set.delete(onChange)
+      }
     },
     async close() {
       sessions.clear()

@@ -9,7 +9,7 @@ import { mkdirSync } from 'node:fs'
 import { dirname } from 'node:path'
 import { setImmediate as yieldToEventLoop } from 'node:timers/promises'
 import Database from 'better-sqlite3'
-import { SessionBusyError, type SessionHeader } from '../../core/index.js'
+import { LogCorruptError, SessionBusyError, type SessionHeader } from '../../core/index.js'
 import type { Backend, StoredRecord } from '../backend.js'
 import { createBlobStore } from '../blob-store.js'
 import { sessionExists, sessionNotFound, storeFailure } from '../errors.js'
@@ -36,10 +36,13 @@ export function createSqliteBackend(path: string, counters: StoreCounters | unde
     // Only a file that is not a database gets the question; permissions and missing
     // directories speak for themselves in the cause.
     const code = (error as { code?: unknown }).code
-    const isNotDatabase = code === 'SQLITE_NOTADB' || code === 'SQLITE_CORRUPT'
-    throw storeFailure(
-      `cannot open the SQLite store ${path}${isNotDatabase ? ' (is it a rudder database?)' : ''}`,
-      error,
+    const isNotDatabase = code === 'SQLITE_NOTADB'
+    throw (
+      damaged(error, path) ??
+      storeFailure(
+        `cannot open the SQLite store ${path}${isNotDatabase ? ' (is it a rudder database?)' : ''}`,
+        error,
+      )
     )
   }
 
@@ -139,12 +142,23 @@ export function createSqliteBackend(path: string, counters: StoreCounters | unde
       if (counters) counters.syncs++
       return result
     } catch (error) {
-      throw storeFailure(`${what} in ${path}`, error)
+      throw damaged(error, path) ?? storeFailure(`${what} in ${path}`, error)
+    }
+  }
+
+  /** Runs a read, turning a damaged file into `LogCorruptError` (at `seq` when known). */
+  function reading<T>(work: () => T, id?: string, seq?: number): T {
+    try {
+      return work()
+    } catch (error) {
+      throw (
+        damaged(error, seq === undefined ? path : `${describe(id ?? '')} seq ${seq}`, id) ?? error
+      )
     }
   }
 
   function mustExist(id: string): void {
-    if (!statements.exists.get(id)) throw sessionNotFound(id, url)
+    if (!reading(() => statements.exists.get(id), id)) throw sessionNotFound(id, url)
   }
 
   return {
@@ -152,8 +166,8 @@ export function createSqliteBackend(path: string, counters: StoreCounters | unde
     blobs: createBlobStore(`${path}.blobs`, counters),
     describe,
     locate: (id, seq) => `${describe(id)} seq ${seq}`,
-    exists: async (id) => statements.exists.get(id) !== undefined,
-    ids: async () => statements.ids.all().map((row) => row.id),
+    exists: async (id) => reading(() => statements.exists.get(id), id) !== undefined,
+    ids: async () => reading(() => statements.ids.all()).map((row) => row.id),
     create: async (header) =>
       commit(`cannot create session ${header.id}`, () => {
         insertSession(header, 0)
@@ -165,7 +179,7 @@ export function createSqliteBackend(path: string, counters: StoreCounters | unde
         return takeLease(id)
       }),
     async readHeader(id) {
-      const row = statements.header.get(id)
+      const row = reading(() => statements.header.get(id), id)
       if (!row) throw sessionNotFound(id, url)
       return { text: row.header, location: `${describe(id)} header` }
     },
@@ -174,7 +188,20 @@ export function createSqliteBackend(path: string, counters: StoreCounters | unde
       const last = options.throughSeq ?? Number.MAX_SAFE_INTEGER
       let next = options.fromSeq ?? 0
       for (;;) {
-        const rows = statements.page.all(id, next, last, PAGE_ROWS)
+        let rows: { seq: number; line: string }[]
+        try {
+          rows = statements.page.all(id, next, last, PAGE_ROWS)
+        } catch (error) {
+          if (!damaged(error, path)) throw error
+          // A damaged page: read row by row, so everything before the damage is still read
+          // (salvage keeps it) and the error names the first seq that cannot be.
+          for (let seq = next; seq <= last; seq++) {
+            const row = reading(() => statements.page.get(id, seq, seq, 1), id, seq)
+            if (!row) return
+            yield [{ kind: 'line', text: row.line, where: row.seq, position: row.seq }]
+          }
+          return
+        }
         if (rows.length === 0) return
         const records: StoredRecord[] = rows.map((row) => ({
           kind: 'line',
@@ -226,11 +253,13 @@ export function createSqliteBackend(path: string, counters: StoreCounters | unde
     },
     async list(options) {
       const cursor = options.cursor === undefined ? undefined : decodeCursor(options.cursor)
-      const rows = listStatement(options.cwd !== undefined, cursor !== undefined).all({
-        limit: options.limit,
-        ...(options.cwd === undefined ? {} : { cwd: options.cwd }),
-        ...(cursor === undefined ? {} : { at: cursor.updatedAt, id: cursor.id }),
-      })
+      const rows = reading(() =>
+        listStatement(options.cwd !== undefined, cursor !== undefined).all({
+          limit: options.limit,
+          ...(options.cwd === undefined ? {} : { cwd: options.cwd }),
+          ...(cursor === undefined ? {} : { at: cursor.updatedAt, id: cursor.id }),
+        }),
+      )
       const out: SessionListing[] = []
       for (const row of rows) {
         const header: unknown = JSON.parse(row.header)
@@ -254,10 +283,25 @@ export function createSqliteBackend(path: string, counters: StoreCounters | unde
         .filter((word) => /[\p{L}\p{N}]/u.test(word))
         .map((word) => `"${word.replaceAll('"', '""')}"`)
       if (phrases.length === 0) return []
-      return statements.search.all(phrases.join(' '), limit)
+      return reading(() => statements.search.all(phrases.join(' '), limit))
     },
     async close() {
       if (db.open) db.close()
     },
   }
+}
+
+/**
+ * A damaged database file as `LogCorruptError` at `location`, with what to do; undefined for
+ * any other failure. SQLite reports damage as SQLITE_CORRUPT (and its variants, such as a
+ * broken FTS table); a file that is no database at all (SQLITE_NOTADB) is a StoreError.
+ */
+function damaged(error: unknown, location: string, id?: string): LogCorruptError | undefined {
+  const code = (error as { code?: unknown } | undefined)?.code
+  if (typeof code !== 'string' || !code.startsWith('SQLITE_CORRUPT')) return undefined
+  return new LogCorruptError(
+    location,
+    `the SQLite database is damaged (${(error as Error).message}); ${id ? `run \`rudder sessions repair ${id}\` to copy every readable event into a new session, or ` : ''}restore the file from a backup`,
+    { cause: error },
+  )
 }

@@ -33,9 +33,14 @@ async function killChild(child: ChildProcess): Promise<void> {
 }
 
 /** Starts a child running `script` (a .ts file, relative to test/stores/support) with `args`. */
-export function startChild(script: string, args: readonly string[]): Child {
+export function startChild(
+  script: string,
+  args: readonly string[],
+  env: Record<string, string> = {},
+): Child {
   const child = spawn(process.execPath, ['--import', 'tsx', join(HERE, script), ...args], {
     cwd: ROOT,
+    env: { ...process.env, ...env },
     stdio: ['pipe', 'pipe', 'pipe'],
   })
   running.add(child)

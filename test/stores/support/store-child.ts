@@ -7,6 +7,8 @@
  * Commands:
  * - `hold <id>`: open the session for writing and hold the lease.
  * - `try-open <id>`: try to open the session for writing; report the error, if any.
+ * - `append <id> <n>`: open the session and append `n` plugin messages, each its own durable
+ *   batch; report `appended` and keep holding it.
  * - `write-open-turn`: create a session and write a turn that stops inside a tool call, one
  *   durable batch per event; report the events and the batch boundaries.
  */
@@ -23,7 +25,13 @@ import {
 
 const [url, command, id] = process.argv.slice(2)
 const report = (message: object) => process.stdout.write(`${JSON.stringify(message)}\n`)
-const store = await openStore(url)
+// PostgreSQL: another host name (two hosts on one machine) and a short lease.
+const store = await openStore(url, {
+  ...(process.env.STORE_CHILD_HOST ? { hostName: process.env.STORE_CHILD_HOST } : {}),
+  ...(process.env.STORE_CHILD_LEASE_TTL_MS
+    ? { leaseTtlMs: Number(process.env.STORE_CHILD_LEASE_TTL_MS) }
+    : {}),
+})
 
 switch (command) {
   case 'hold': {
@@ -42,6 +50,16 @@ switch (command) {
     }
     await store.close()
     process.exit(0)
+    break
+  }
+  case 'append': {
+    const session = await store.open(id!)
+    for (let index = 0; index < Number(process.argv[5]); index++) {
+      const [type, data] = user(`from the child ${index}`, 'child')
+      session.append(type, data as never)
+      await session.flush()
+    }
+    report({ event: 'appended', pid: process.pid, events: session.events })
     break
   }
   case 'write-open-turn': {

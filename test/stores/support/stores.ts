@@ -1,6 +1,7 @@
 /**
  * Store fixtures for tests: a temp directory per test (removed afterwards) and a URL per kind
- * of store, so one suite can run against memory, JSONL and SQLite.
+ * of store, so one suite can run against memory, JSONL, SQLite and PostgreSQL (a schema per
+ * test directory on the test server, dropped afterwards).
  */
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -8,9 +9,10 @@ import { join } from 'node:path'
 import { afterEach } from 'vitest'
 import type { SessionStore, StoreOptions } from '../../../src/stores/index.js'
 import { openStore } from '../../../src/stores/index.js'
+import { dropSchema, freshSchema, postgresUrl } from './postgres.js'
 
-export type StoreKind = 'memory' | 'jsonl' | 'sqlite'
-export const STORE_KINDS: readonly StoreKind[] = ['memory', 'jsonl', 'sqlite']
+export type StoreKind = 'memory' | 'jsonl' | 'sqlite' | 'postgres'
+export const STORE_KINDS: readonly StoreKind[] = ['memory', 'jsonl', 'sqlite', 'postgres']
 export const FILE_STORE_KINDS: readonly StoreKind[] = ['jsonl', 'sqlite']
 
 /** A fresh temp directory for the current test, removed after it. Call inside a test. */
@@ -26,6 +28,9 @@ afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup()
 })
 
+/** Schemas made for temp directories, by directory. */
+const schemas = new Map<string, string>()
+
 export function urlOf(kind: StoreKind, directory: string): string {
   switch (kind) {
     case 'memory':
@@ -34,6 +39,20 @@ export function urlOf(kind: StoreKind, directory: string): string {
       return `jsonl:${join(directory, 'jsonl')}`
     case 'sqlite':
       return `sqlite:${join(directory, 'sessions.db')}`
+    case 'postgres': {
+      let schema = schemas.get(directory)
+      if (schema === undefined) {
+        schema = freshSchema()
+        schemas.set(directory, schema)
+        const made = schema
+        // Registered before the store's own close, so it runs after it (cleanups run reversed).
+        cleanups.push(async () => {
+          schemas.delete(directory)
+          await dropSchema(made)
+        })
+      }
+      return postgresUrl(schema)
+    }
   }
 }
 

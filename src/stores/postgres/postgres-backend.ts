@@ -1,0 +1,523 @@
+/**
+ * `postgres://…`: sessions in a PostgreSQL database that many hosts share (decision 0060).
+ * Events are the same text lines as the other formats; one batch is one statement and one
+ * commit, made only while the writer's lease row still carries its token, so a writer whose
+ * lease was taken over can never write again (decision 0061). Commits notify followers on the
+ * `rudder_events` channel (decision 0063).
+ */
+import { createHash, randomUUID } from 'node:crypto'
+import pg from 'pg'
+import {
+  LogCorruptError,
+  RudderError,
+  SessionBusyError,
+  type SessionHeader,
+  StoreError,
+} from '../../core/index.js'
+import type { Backend, StoredRecord } from '../backend.js'
+import type { BlobStore } from '../blob-store.js'
+import { sessionExists, sessionNotFound } from '../errors.js'
+import { currentHolder, isHolderAlive, type Lease } from '../lease.js'
+import { decodeCursor, listingOf } from '../listing.js'
+import { headerSchema } from '../schema.js'
+import { searchableText } from '../search-text.js'
+import type { SearchHit, SessionListing, StoreCounters } from '../store.js'
+import type { PostgresLocation } from '../store-url.js'
+import { prepareSchema } from './postgres-schema.js'
+
+/** Rows per read. */
+const PAGE_ROWS = 1000
+/** The notification channel; the payload is the session id. */
+export const EVENTS_CHANNEL = 'rudder_events'
+
+export type PostgresOptions = {
+  readonly counters?: StoreCounters | undefined
+  /** A lease whose heartbeat is older than this is taken over (default 15 s). */
+  readonly leaseTtlMs?: number | undefined
+  /** The name this process goes by in leases (default the host name). */
+  readonly hostName?: string | undefined
+}
+
+/** Connects, creates or migrates the schema, and returns the backend. */
+export async function createPostgresBackend(
+  location: PostgresLocation,
+  options: PostgresOptions = {},
+): Promise<Backend> {
+  const { schema, display } = location
+  const counters = options.counters
+  const ttlMs = options.leaseTtlMs ?? 15_000
+  const holder = { ...currentHolder(), ...(options.hostName ? { host: options.hostName } : {}) }
+  const config: pg.ClientConfig = {
+    connectionString: location.connectionString,
+    options: `-c search_path=${schema} -c statement_timeout=${location.statementTimeoutMs}`,
+    connectionTimeoutMillis: 10_000,
+  }
+  const pool = new pg.Pool({ ...config, max: location.poolSize })
+  // An idle connection that dies (a restart, pg_terminate_backend) must not crash the process;
+  // the next query on the pool opens a new one, and a query in flight reports its own error.
+  pool.on('error', () => {})
+
+  const fail = (what: string, error: unknown): Error => postgresFailure(what, error, location)
+  async function query<R extends pg.QueryResultRow>(
+    what: string,
+    text: string,
+    values: unknown[] = [],
+  ): Promise<pg.QueryResult<R>> {
+    try {
+      return await pool.query<R>(text, values)
+    } catch (error) {
+      throw fail(what, error)
+    }
+  }
+
+  try {
+    const client = await pool.connect()
+    try {
+      await prepareSchema(client, schema, `the PostgreSQL store ${display}`)
+    } finally {
+      client.release()
+    }
+  } catch (error) {
+    await pool.end().catch(() => {})
+    throw fail(`cannot open the PostgreSQL store ${display}`, error)
+  }
+
+  const describe = (id: string) => `${display} (session ${id})`
+
+  /**
+   * Takes (or takes over) the lease of an existing session inside the caller's transaction and
+   * returns its token; busy if a live holder has it. The heartbeat starts once that commits.
+   */
+  async function takeLease(client: pg.ClientBase, id: string): Promise<string> {
+    const held = (
+      await client.query<{ host: string; pid: number; token: string }>(
+        'SELECT host, pid, token FROM leases WHERE session_id = $1',
+        [id],
+      )
+    ).rows[0]
+    // On this host a dead holder is known dead now; elsewhere only a lapsed heartbeat says so.
+    const deadHere =
+      held && held.host === holder.host && !isHolderAlive({ pid: held.pid, host: held.host })
+    const token = randomUUID()
+    const taken = await client.query(
+      `INSERT INTO leases AS l (session_id, host, pid, token, heartbeat_at)
+       VALUES ($1, $2, $3, $4, clock_timestamp())
+       ON CONFLICT (session_id) DO UPDATE SET host = $2, pid = $3, token = $4, heartbeat_at = clock_timestamp()
+       WHERE l.heartbeat_at < clock_timestamp() - make_interval(secs => $5::double precision / 1000) OR l.token = $6`,
+      [id, holder.host, holder.pid, token, ttlMs, deadHere ? held.token : ''],
+    )
+    if (taken.rowCount !== 1) {
+      const now = (
+        await client.query<{ host: string; pid: number }>(
+          'SELECT host, pid FROM leases WHERE session_id = $1',
+          [id],
+        )
+      ).rows[0]
+      throw new SessionBusyError(id, now?.pid ?? held?.pid ?? 0, now?.host ?? held?.host)
+    }
+    return token
+  }
+
+  /** A lease this process holds: a heartbeat keeps it, release deletes it. */
+  function heldLease(id: string, token: string): Lease & { readonly token: string } {
+    let released = false
+    const beat = setInterval(
+      () => {
+        pool
+          .query(
+            'UPDATE leases SET heartbeat_at = clock_timestamp() WHERE session_id = $1 AND token = $2',
+            [id, token],
+          )
+          .catch(() => {
+            // A missed beat only shortens the lease; a write checks the token itself.
+          })
+      },
+      Math.max(50, Math.floor(ttlMs / 3)),
+    )
+    // The heartbeat must not keep a process alive; closing the session releases the lease.
+    beat.unref()
+    leases.add(beat)
+    return {
+      token,
+      async release() {
+        if (released) return
+        released = true
+        clearInterval(beat)
+        leases.delete(beat)
+        await pool
+          .query('DELETE FROM leases WHERE session_id = $1 AND token = $2', [id, token])
+          .catch(() => {
+            // Unreachable database: the lease lapses by itself after its time to live.
+          })
+      },
+    }
+  }
+  const leases = new Set<ReturnType<typeof setInterval>>()
+  const tokens = new Map<string, string>()
+
+  async function transaction<T>(
+    what: string,
+    work: (client: pg.PoolClient) => Promise<T>,
+  ): Promise<T> {
+    let client: pg.PoolClient
+    try {
+      client = await pool.connect()
+    } catch (error) {
+      throw fail(what, error)
+    }
+    try {
+      await client.query('BEGIN')
+      const result = await work(client)
+      await client.query('COMMIT')
+      if (counters) counters.syncs++
+      return result
+    } catch (error) {
+      await client.query('ROLLBACK').catch(() => {})
+      throw fail(what, error)
+    } finally {
+      client.release()
+    }
+  }
+
+  async function insertSession(client: pg.ClientBase, header: SessionHeader, eventCount: number) {
+    const inserted = await client.query(
+      `INSERT INTO sessions (id, header, cwd, created_at, updated_at, event_count)
+       VALUES ($1, $2, $3, $4, $4, $5) ON CONFLICT (id) DO NOTHING`,
+      [header.id, JSON.stringify(header), header.cwd ?? null, header.createdAt, eventCount],
+    )
+    if (inserted.rowCount !== 1) throw sessionExists(header.id, display)
+  }
+
+  async function mustExist(id: string): Promise<void> {
+    const found = await query(
+      'cannot read the session list',
+      'SELECT 1 FROM sessions WHERE id = $1',
+      [id],
+    )
+    if (found.rowCount === 0) throw sessionNotFound(id, display)
+  }
+
+  /** Starts holding a lease whose row committed: its heartbeat, and its token for writes. */
+  function remember(id: string, token: string): Lease {
+    const lease = heldLease(id, token)
+    tokens.set(id, token)
+    return {
+      async release() {
+        if (tokens.get(id) === lease.token) tokens.delete(id)
+        await lease.release()
+      },
+    }
+  }
+
+  const blobs: BlobStore = {
+    async sweep(referenced, graceMs) {
+      const result = await query(
+        'cannot remove unused large payloads',
+        `DELETE FROM blobs WHERE touched_at < now() - make_interval(secs => $1) AND NOT (sha256 = ANY($2::text[]))`,
+        [graceMs / 1000, [...referenced]],
+      )
+      return result.rowCount ?? 0
+    },
+    async put(content) {
+      const buffer = Buffer.from(content, 'utf8')
+      const sha256 = createHash('sha256').update(buffer).digest('hex')
+      await query(
+        `cannot write a large payload (${buffer.length} bytes)`,
+        // Reuse touches the row, so a concurrent sweep spares it (docs/decisions/0134).
+        'INSERT INTO blobs (sha256, bytes, content) VALUES ($1, $2, $3) ON CONFLICT (sha256) DO UPDATE SET touched_at = now()',
+        [sha256, buffer.length, buffer],
+      )
+      if (counters) {
+        counters.syncs++
+        counters.bytesWritten += buffer.length
+      }
+      return { sha256, bytes: buffer.length }
+    },
+    async get(address, location) {
+      const row = (
+        await query<{ content: Buffer }>(
+          'cannot read a large payload',
+          'SELECT content FROM blobs WHERE sha256 = $1',
+          [address.sha256],
+        )
+      ).rows[0]
+      if (!row || row.content.length !== address.bytes)
+        throw new LogCorruptError(
+          location,
+          `the event refers to the large payload ${address.sha256}, which is ${row ? `${row.content.length} bytes instead of ${address.bytes}` : 'missing from the blobs table'}; restore it, or run \`rudder sessions repair\` to salvage the events before it`,
+        )
+      return row.content.toString('utf8')
+    },
+  }
+
+  let listener: { client: pg.Client; handlers: Map<string, Set<() => void>> } | undefined
+  async function listen(): Promise<NonNullable<typeof listener>> {
+    if (listener) return listener
+    const client = new pg.Client(config)
+    const handlers = new Map<string, Set<() => void>>()
+    client.on('error', () => {
+      // The connection died: followers fall back to their periodic catch-up read.
+      if (listener?.client === client) listener = undefined
+      for (const set of handlers.values()) for (const handler of set) handler()
+    })
+    client.on('notification', (message) => {
+      for (const handler of handlers.get(message.payload ?? '') ?? []) handler()
+    })
+    try {
+      await client.connect()
+      await client.query(`LISTEN ${EVENTS_CHANNEL}`)
+    } catch (error) {
+      await client.end().catch(() => {})
+      throw fail('cannot follow sessions', error)
+    }
+    listener ??= { client, handlers }
+    return listener
+  }
+
+  return {
+    url: display,
+    blobs,
+    async remove(id) {
+      // Events, search rows and the lease go with the session row (ON DELETE CASCADE).
+      await query(`cannot delete ${describe(id)}`, 'DELETE FROM sessions WHERE id = $1', [id])
+    },
+    describe,
+    locate: (id, seq) => `${describe(id)} seq ${seq}`,
+    exists: async (id) =>
+      ((await query('cannot read the session list', 'SELECT 1 FROM sessions WHERE id = $1', [id]))
+        .rowCount ?? 0) > 0,
+    ids: async () =>
+      (
+        await query<{ id: string }>('cannot read the session list', 'SELECT id FROM sessions')
+      ).rows.map((row) => row.id),
+    create: async (header) =>
+      remember(
+        header.id,
+        await transaction(`cannot create session ${header.id}`, async (client) => {
+          await insertSession(client, header, 0)
+          return takeLease(client, header.id)
+        }),
+      ),
+    acquire: async (id) =>
+      remember(
+        id,
+        await transaction(`cannot take the writer lease of session ${id}`, async (client) => {
+          const found = await client.query('SELECT 1 FROM sessions WHERE id = $1', [id])
+          if (found.rowCount === 0) throw sessionNotFound(id, display)
+          return takeLease(client, id)
+        }),
+      ),
+    async readHeader(id) {
+      const row = (
+        await query<{ header: string }>(
+          `cannot read session ${id}`,
+          'SELECT header FROM sessions WHERE id = $1',
+          [id],
+        )
+      ).rows[0]
+      if (!row) throw sessionNotFound(id, display)
+      return { text: row.header, location: `${describe(id)} header` }
+    },
+    async *records(id, options = {}) {
+      await mustExist(id)
+      const last = options.throughSeq ?? 2 ** 31 - 1
+      let next = options.fromSeq ?? 0
+      for (;;) {
+        const rows = (
+          await query<{ seq: number; line: string }>(
+            `cannot read session ${id}`,
+            'SELECT seq, line FROM events WHERE session_id = $1 AND seq >= $2 AND seq <= $3 ORDER BY seq LIMIT $4',
+            [id, next, last, PAGE_ROWS],
+          )
+        ).rows
+        if (rows.length === 0) return
+        yield rows.map(
+          (row): StoredRecord => ({
+            kind: 'line',
+            text: row.line,
+            where: row.seq,
+            position: row.seq,
+          }),
+        )
+        if (rows.length < PAGE_ROWS) return
+        next = rows[rows.length - 1]!.seq + 1
+      }
+    },
+    async openWriter(id) {
+      const token = tokens.get(id)
+      if (token === undefined)
+        throw new StoreError(
+          `cannot write ${describe(id)}: this process holds no writer lease for it`,
+        )
+      return {
+        async write(events, lines) {
+          const seqs: number[] = []
+          const textSeqs: number[] = []
+          const texts: string[] = []
+          let bytes = 0
+          for (let index = 0; index < events.length; index++) {
+            const event = events[index]!
+            seqs.push(event.seq)
+            bytes += lines[index]!.length
+            const text = searchableText(event)
+            if (text !== undefined) {
+              textSeqs.push(event.seq)
+              // PostgreSQL text cannot hold NUL; search loses nothing by dropping it.
+              texts.push(text.replaceAll('\0', ' '))
+            }
+          }
+          const last = events[events.length - 1]!
+          // One statement, one commit: the rows go in only while our token holds the lease
+          // (the lease row is locked for the statement, so a takeover waits or wins first).
+          const result = await query<{ held: boolean }>(
+            'the batch was not committed',
+            `WITH lease AS (
+               UPDATE leases SET heartbeat_at = clock_timestamp() WHERE session_id = $1 AND token = $2 RETURNING 1
+             ), ev AS (
+               INSERT INTO events (session_id, seq, line)
+               SELECT $1, s, l FROM unnest($3::integer[], $4::text[]) AS t(s, l) WHERE EXISTS (SELECT 1 FROM lease)
+             ), txt AS (
+               INSERT INTO message_text (session_id, seq, text)
+               SELECT $1, s, x FROM unnest($5::integer[], $6::text[]) AS t(s, x) WHERE EXISTS (SELECT 1 FROM lease)
+             ), meta AS (
+               UPDATE sessions SET updated_at = $7, event_count = $8 WHERE id = $1 AND EXISTS (SELECT 1 FROM lease)
+             )
+             SELECT EXISTS (SELECT 1 FROM lease) AS held,
+                    CASE WHEN EXISTS (SELECT 1 FROM lease) THEN pg_notify('${EVENTS_CHANNEL}', $1) END AS notified`,
+            [id, token, seqs, lines, textSeqs, texts, last.time, last.seq + 1],
+          )
+          if (!result.rows[0]?.held) {
+            const now = (
+              await query<{ host: string; pid: number }>(
+                `cannot write ${describe(id)}`,
+                'SELECT host, pid FROM leases WHERE session_id = $1',
+                [id],
+              )
+            ).rows[0]
+            throw new StoreError(
+              `this process lost the writer lease of ${describe(id)}${now ? ` to process ${now.pid} on host ${now.host}` : ''} (its heartbeat lapsed), so the database refused the write`,
+            )
+          }
+          if (counters) {
+            counters.syncs++
+            counters.bytesWritten += bytes
+          }
+        },
+        // Rows are keyed by seq: a prefix needs no byte position.
+        positionOf: (seq) => seq,
+        async close() {},
+      }
+    },
+    copyPrefix: async (sourceId, header, throughSeq) =>
+      remember(
+        header.id,
+        await transaction(`cannot fork session ${sourceId}`, async (client) => {
+          await insertSession(client, header, throughSeq + 1)
+          await client.query(
+            'INSERT INTO events (session_id, seq, line) SELECT $1, seq, line FROM events WHERE session_id = $2 AND seq <= $3',
+            [header.id, sourceId, throughSeq],
+          )
+          await client.query(
+            'INSERT INTO message_text (session_id, seq, text) SELECT $1, seq, text FROM message_text WHERE session_id = $2 AND seq <= $3',
+            [header.id, sourceId, throughSeq],
+          )
+          return takeLease(client, header.id)
+        }),
+      ),
+    async list(options) {
+      const cursor = options.cursor === undefined ? undefined : decodeCursor(options.cursor)
+      const values: unknown[] = [options.limit]
+      const conditions: string[] = []
+      if (options.cwd !== undefined) {
+        values.push(options.cwd)
+        conditions.push(`cwd = $${values.length}`)
+      }
+      if (cursor !== undefined) {
+        values.push(cursor.updatedAt, cursor.id)
+        conditions.push(`(updated_at, id) < ($${values.length - 1}, $${values.length})`)
+      }
+      const rows = (
+        await query<{ header: string; event_count: number; updated_at: number }>(
+          'cannot list sessions',
+          `SELECT header, event_count, updated_at FROM sessions ${conditions.length > 0 ? `WHERE ${conditions.join(' AND ')}` : ''}
+           ORDER BY updated_at DESC, id DESC LIMIT $1`,
+          values,
+        )
+      ).rows
+      const out: SessionListing[] = []
+      for (const row of rows) {
+        const parsed: unknown = JSON.parse(row.header)
+        // A row this rudder cannot read is left out of lists; opening it reports why.
+        if (headerSchema.safeParse(parsed).success)
+          out.push(listingOf(parsed as SessionHeader, row.event_count, row.updated_at))
+      }
+      return out
+    },
+    async search(words, limit) {
+      const rows = (
+        await query<SearchHit>(
+          'cannot search sessions',
+          `SELECT session_id AS "sessionId", seq,
+                  ts_headline('simple', text, q, 'StartSel="",StopSel="",MaxWords=12,MinWords=4') AS snippet
+           FROM message_text, plainto_tsquery('simple', $1) AS q
+           WHERE words @@ q ORDER BY ts_rank(words, q) DESC, session_id, seq LIMIT $2`,
+          [words.join(' '), limit],
+        )
+      ).rows
+      return rows
+    },
+    async watch(id, onChange) {
+      const active = await listen()
+      const set = active.handlers.get(id) ?? new Set()
+      active.handlers.set(id, set)
+      set.add(onChange)
+      return async () => {
+        set.delete(onChange)
+        if (set.size === 0) active.handlers.delete(id)
+      }
+    },
+    async close() {
+      for (const beat of leases) clearInterval(beat)
+      leases.clear()
+      const closing = listener
+      listener = undefined
+      await closing?.client.end().catch(() => {})
+      await pool.end().catch(() => {})
+    },
+  }
+}
+
+/** A driver failure as a `StoreError` naming the server, the database and the fix. */
+function postgresFailure(what: string, error: unknown, location: PostgresLocation): Error {
+  if (error instanceof RudderError) return error
+  const code = (error as { code?: unknown } | undefined)?.code
+  const message = error instanceof Error ? error.message : String(error)
+  const server = `PostgreSQL at ${location.host} (database ${location.database})`
+  let fix = ''
+  switch (code) {
+    case 'ECONNREFUSED':
+    case 'ENOTFOUND':
+    case 'EHOSTUNREACH':
+    case 'ETIMEDOUT':
+      fix = `; start the server (or fix the host and port in the store URL ${location.display})`
+      break
+    case '3D000':
+      fix = `; create it (\`createdb ${location.database}\`) or fix the database in the store URL`
+      break
+    case '28P01':
+    case '28000':
+      fix = "; fix the user and password in the store URL (or the server's pg_hba.conf)"
+      break
+    case '57P01':
+    case '57P02':
+    case '57P03':
+      fix = '; the server ended the connection: check that it is running, then try again'
+      break
+    case '57014':
+      fix = `; a statement ran longer than statement_timeout (${location.statementTimeoutMs} ms): raise it with ?statement_timeout= in the store URL`
+      break
+    default:
+      break
+  }
+  return new StoreError(`${what}: ${server}: ${message}${fix}`, { cause: error })
+}
