@@ -13,7 +13,6 @@ import {
 } from '../core/index.js'
 import type { ModelRequest, StreamPart } from '../providers/provider.js'
 import { ResponseAssembler } from './assembler.js'
-import { estimateTokens } from './compaction.js'
 import { runSerial } from './hooks.js'
 import { newMessageId } from './inputs.js'
 import { retryDelayMs, sleep } from './retry.js'
@@ -128,7 +127,7 @@ function isPastThreshold(context: TurnContext): boolean {
   if (contextWindow === undefined || autoThreshold === undefined) return false
   const tools = Math.ceil(JSON.stringify(context.toolSpecs).length / 4)
   return (
-    estimateTokens(context.session.messages(), context.system) + tools >
+    Math.ceil((context.session.transcriptCharacters() + context.system.length) / 4) + tools >
     autoThreshold * contextWindow
   )
 }
