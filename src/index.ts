@@ -153,7 +153,6 @@ export {
 } from './stores/index.js'
 export {
   type ApprovalPolicy,
-  approvalPolicySchema,
   type BashRule,
   type BashToolOptions,
   type BuiltinToolsOptions,
@@ -168,6 +167,7 @@ export {
   editTool,
   type GlobToolOptions,
   type GrepToolOptions,
+  getApprovalPolicySchema,
   globTool,
   grepTool,
   type LsToolOptions,
