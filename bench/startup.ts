@@ -25,6 +25,24 @@ function wall(args: readonly string[], env: NodeJS.ProcessEnv): number {
   return Number(process.hrtime.bigint() - start) / 1e6
 }
 
+/**
+ * CPU time (user + system) of a command, read from bash's `times` (children's line). Shared
+ * machines make wall times swing with the neighbours' load; CPU time moves much less.
+ */
+function cpu(args: readonly string[], env: NodeJS.ProcessEnv): number {
+  const result = spawnSync(
+    'bash',
+    ['-c', '"$0" "$@" >/dev/null 2>&1 || exit 9; times', process.execPath, ...args],
+    { env, encoding: 'utf8' },
+  )
+  if (result.status !== 0) throw new Error(`${args.join(' ')} exited ${result.status}`)
+  const children = result.stdout.trim().split('\n')[1] ?? ''
+  const seconds = [...children.matchAll(/(\d+)m([\d.]+)s/g)].map(
+    (match) => Number(match[1]) * 60 + Number(match[2]),
+  )
+  return seconds.reduce((sum, value) => sum + value, 0) * 1000
+}
+
 /** How many modules (files of rudder and its packages, not node: built-ins) a command loads. */
 function modulesLoaded(args: readonly string[], env: NodeJS.ProcessEnv): number {
   const result = spawnSync(process.execPath, ['--import', COUNT_MODULES, ...args], {
@@ -67,6 +85,23 @@ export function startupBenchmarks(): Row[] {
       for (const [name, args] of Object.entries(commands) as [keyof typeof commands, string[]][])
         measured[name].push({ subject: wall(args, env), floor: wall(['-e', '0'], env) })
     }
+    const cpuPairs: Record<keyof typeof commands, Pair[]> = { version: [], help: [], run: [] }
+    for (let i = 0; i < pairs; i++) {
+      for (const [name, args] of Object.entries(commands) as [keyof typeof commands, string[]][])
+        cpuPairs[name].push({ subject: cpu(args, env), floor: cpu(['-e', '0'], env) })
+    }
+    const cpuFloor = median(Object.values(cpuPairs).flatMap((list) => list.map((p) => p.floor)))
+    const cpuRow = (name: keyof typeof commands, target: string): Row => ({
+      id: 'B10',
+      what: `  the same, CPU time (user + system)`,
+      figure: fmt.ms(median(cpuPairs[name].map((p) => p.subject))),
+      floor: `${fmt.ms(cpuFloor)} node -e 0`,
+      ratio:
+        name === 'run'
+          ? `+${fmt.ms(median(cpuPairs[name].map((p) => p.subject - p.floor)))}`
+          : fmt.ratio(ratios(cpuPairs[name])),
+      target,
+    })
     const floor = median(Object.values(measured).flatMap((list) => list.map((p) => p.floor)))
     const floorLabel = `${fmt.ms(floor)} node -e 0`
     const subject = (name: keyof typeof commands) => median(measured[name].map((p) => p.subject))
@@ -82,6 +117,7 @@ export function startupBenchmarks(): Row[] {
         ratio: fmt.ratio(ratios(measured.version)),
         target: '≤ 1.5×',
       },
+      cpuRow('version', '≤ 1.5×'),
       {
         id: 'B10',
         what: `rudder --help (${modules('help')} modules)`,
@@ -90,6 +126,7 @@ export function startupBenchmarks(): Row[] {
         ratio: fmt.ratio(ratios(measured.help)),
         target: '≤ 1.5×',
       },
+      cpuRow('help', '≤ 1.5×'),
       {
         id: 'B10',
         what: `headless one-answer run, scripted (${modules('run')} modules)`,
@@ -98,6 +135,7 @@ export function startupBenchmarks(): Row[] {
         ratio: `+${fmt.ms(plus('run'))} (${fmt.ratio(ratios(measured.run))})`,
         target: '≤ floor + 100 ms',
       },
+      cpuRow('run', '≤ floor + 100 ms'),
     ]
   } finally {
     rmSync(scratch, { recursive: true, force: true })
