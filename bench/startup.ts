@@ -29,7 +29,7 @@ function wall(args: readonly string[], env: NodeJS.ProcessEnv): number {
  * CPU time (user + system) of a command, read from bash's `times` (children's line). Shared
  * machines make wall times swing with the neighbours' load; CPU time moves much less.
  */
-function cpu(args: readonly string[], env: NodeJS.ProcessEnv): number {
+export function cpu(args: readonly string[], env: NodeJS.ProcessEnv): number {
   const result = spawnSync(
     'bash',
     ['-c', '"$0" "$@" >/dev/null 2>&1 || exit 9; times', process.execPath, ...args],
