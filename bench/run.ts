@@ -3,6 +3,7 @@
  * It never fails on speed. `npm run bench -- --full` adds the largest sizes.
  */
 import { acpBenchmarks } from './acp.js'
+import { agentLoopBenchmarks } from './agent-loop.js'
 import { coreBenchmarks } from './core.js'
 import { printTable, type Row } from './measure.js'
 import { postgresBenchmarks } from './postgres.js'
@@ -14,6 +15,7 @@ import { webBenchmarks } from './web.js'
 const full = process.argv.includes('--full')
 const rows: Row[] = []
 rows.push(...coreBenchmarks({ full }))
+rows.push(...(await agentLoopBenchmarks()))
 rows.push(...startupBenchmarks())
 rows.push(...(await storeBenchmarks({ full })))
 rows.push(...(await postgresBenchmarks({ full })))

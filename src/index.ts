@@ -158,7 +158,6 @@ export {
 } from './stores/index.js'
 export {
   type ApprovalPolicy,
-  approvalPolicySchema,
   type BashRule,
   type BashToolOptions,
   type BuiltinToolsOptions,
@@ -173,6 +172,7 @@ export {
   editTool,
   type GlobToolOptions,
   type GrepToolOptions,
+  getApprovalPolicySchema,
   globTool,
   grepTool,
   type LsToolOptions,

@@ -4,7 +4,6 @@
  * synchronous stretch, so nothing staged can slip between the last drain and the end.
  */
 import type { TurnEndReason } from '../core/index.js'
-import { estimateTokens } from './compaction.js'
 import { runSerial } from './hooks.js'
 import { runStep } from './step.js'
 import type { StepContext, TurnContext } from './turn-context.js'
@@ -109,7 +108,7 @@ function isPastThreshold(context: StepContext): boolean {
   if (contextWindow === undefined || autoThreshold === undefined) return false
   const tools = Math.ceil(JSON.stringify(context.toolSpecs).length / 4)
   return (
-    estimateTokens(context.session.messages(), context.system) + tools >
+    Math.ceil((context.session.transcriptCharacters() + context.system.length) / 4) + tools >
     autoThreshold * contextWindow
   )
 }

@@ -4,6 +4,7 @@
  */
 import { assertNever } from './errors.js'
 import { type CoreEvent, isCoreEvent, type SessionEvent } from './events.js'
+import { prefixView } from './prefix-view.js'
 import type { AssistantBlock, ContentBlock } from './values.js'
 
 /** One message of the provider-neutral transcript. */
@@ -22,8 +23,17 @@ export type Message =
 export interface Projector {
   /** Projects the next event. Costs O(size of the event), except a compaction (O(kept events)). */
   apply(event: SessionEvent): void
-  /** The transcript so far, as a frozen array that later appends do not change. */
+  /**
+   * The transcript so far, in O(1): a read-only view sharing storage with the projector
+   * (src/core/prefix-view.ts). Later appends do not change it; writing through it throws.
+   */
   messages(): readonly Message[]
+  /**
+   * The characters of the transcript by the estimate rule of `estimateTokens` (text and
+   * thinking by length, a tool call by its name and JSON arguments, an image as 1000), kept
+   * incrementally so that a step's context estimate does not walk the history.
+   */
+  characters(): number
 }
 
 /** Projects a whole log (deterministic: the same events always give the same messages). */
@@ -38,13 +48,16 @@ export function project(events: readonly SessionEvent[]): readonly Message[] {
  * compaction is applied, to re-project the kept tail.
  */
 export function createProjector(events: () => readonly SessionEvent[]): Projector {
+  // Only ever pushed to; a compaction starts a new array, so older views keep theirs intact.
   let messages: Message[] = []
+  let characters = 0
   let snapshot: readonly Message[] | undefined
 
   function push(event: CoreEvent): void {
     const message = toMessage(event)
     if (message) {
       messages.push(message)
+      characters += messageCharacters(message)
       snapshot = undefined
     }
   }
@@ -54,7 +67,9 @@ export function createProjector(events: () => readonly SessionEvent[]): Projecto
       if (!isCoreEvent(event)) return
       if (event.type !== 'compaction') return push(event)
       const log = events()
-      messages = [Object.freeze({ role: 'user', content: event.data.summary })]
+      const summary: Message = Object.freeze({ role: 'user', content: event.data.summary })
+      messages = [summary]
+      characters = messageCharacters(summary)
       for (let seq = event.data.firstKeptSeq; seq < event.seq; seq++) {
         const kept = log[seq]
         if (kept && isCoreEvent(kept) && kept.type !== 'compaction') push(kept)
@@ -62,10 +77,23 @@ export function createProjector(events: () => readonly SessionEvent[]): Projecto
       snapshot = undefined
     },
     messages() {
-      snapshot ??= Object.freeze(messages.slice())
+      snapshot ??= prefixView(messages)
       return snapshot
     },
+    characters: () => characters,
   }
+}
+
+/** A message's characters by the estimate rule of `Projector.characters`. */
+export function messageCharacters(message: Message): number {
+  let characters = 0
+  for (const block of message.content) {
+    if (block.type === 'text' || block.type === 'thinking') characters += block.text.length
+    else if (block.type === 'tool-call')
+      characters += block.name.length + JSON.stringify(block.args).length
+    else characters += 1000 // an image: a flat guess, not its base64 size
+  }
+  return characters
 }
 
 /** The message an event projects to, if any. Compaction is handled by the projector. */

@@ -37,8 +37,17 @@ export interface Session {
   append<T extends EventType>(type: T, data: EventMap[T]): CoreEvent<T>
   /** Appends a plugin's own event type; it must be `ignorable` so older readers can skip it. */
   append(type: string, data: JsonValue, options: { ignorable: true }): ExtensionEvent
-  /** The projection of the whole log (docs/spec.md §4), kept incrementally. */
+  /**
+   * The projection of the whole log (docs/spec.md §4), kept incrementally. O(1): a read-only
+   * view that later appends do not change and that throws on any write (decision 0140).
+   */
   messages(): readonly Message[]
+  /**
+   * The characters of `messages()` by the rule of `estimateTokens` (four make a token), kept
+   * incrementally: `estimateTokens(session.messages(), system)` equals
+   * `Math.ceil((session.transcriptCharacters() + system.length) / 4)` without the walk.
+   */
+  transcriptCharacters(): number
   /** Notified of every event appended after subscribing. Returns an unsubscribe function. */
   subscribe(listener: SessionListener): () => void
   /** Notified when a listener throws. Without any, errors go to `console.error`. */
@@ -197,6 +206,7 @@ export function openLiveSession(options: OpenLiveSessionOptions): Session {
     events,
     append: append as Session['append'],
     messages: () => projector.messages(),
+    transcriptCharacters: () => projector.characters(),
     subscribe(listener) {
       const entry = { listener, fromSeq: events.length }
       listeners.add(entry)

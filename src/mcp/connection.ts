@@ -16,7 +16,6 @@ import type {
 } from '@modelcontextprotocol/sdk/types.js'
 import { messageOf } from '../core/index.js'
 import type { McpServerConfig } from './server-config.js'
-import { ProcessGroupStdioTransport } from './stdio-transport.js'
 
 /** Where a server is in its life. */
 export type McpServerState =
@@ -131,6 +130,8 @@ export function createMcpConnection(options: McpConnectionOptions): McpConnectio
 
   async function createTransport(): Promise<Transport> {
     if (server.transport === 'stdio') {
+      // Loaded with the first server, like the SDK: a run without MCP servers never loads it.
+      const { ProcessGroupStdioTransport } = await import('./stdio-transport.js')
       return new ProcessGroupStdioTransport({
         command: server.command,
         args: server.args ?? [],

@@ -22,29 +22,47 @@ const milliseconds = (what: string) =>
     .positive(`must be more than 0 milliseconds (${what})`)
     .max(MAX_TIMER_MS, `must be at most ${MAX_TIMER_MS} milliseconds (about 24 days)`)
 
-/** Keys of one entry under `providers`, spread into its schema. */
-export const PROVIDER_LIMITS_SHAPE = {
-  /** Milliseconds to wait for the response to start (connect and headers). */
-  timeoutMs: milliseconds(`default ${DEFAULT_TIMEOUT_MS}`).optional(),
-  /** Milliseconds a started response may send nothing but keep-alives. */
-  idleTimeoutMs: milliseconds(`default ${DEFAULT_IDLE_TIMEOUT_MS}`).optional(),
-  /** Characters of text, thinking and tool calls one response may carry. */
-  maxResponseChars: z
-    .number()
-    .int(`must be a whole number of characters (default ${DEFAULT_MAX_RESPONSE_CHARS})`)
-    .positive('must be more than 0')
-    .optional(),
+/**
+ * The schemas of this file, built on first use rather than at import (bench B10): a run
+ * without config files never builds them.
+ */
+function buildNetworkSchemas() {
+  return {
+    /** Keys of one entry under `providers`, spread into its schema. */
+    providerLimitsShape: {
+      /** Milliseconds to wait for the response to start (connect and headers). */
+      timeoutMs: milliseconds(`default ${DEFAULT_TIMEOUT_MS}`).optional(),
+      /** Milliseconds a started response may send nothing but keep-alives. */
+      idleTimeoutMs: milliseconds(`default ${DEFAULT_IDLE_TIMEOUT_MS}`).optional(),
+      /** Characters of text, thinking and tool calls one response may carry. */
+      maxResponseChars: z
+        .number()
+        .int(`must be a whole number of characters (default ${DEFAULT_MAX_RESPONSE_CHARS})`)
+        .positive('must be more than 0')
+        .optional(),
+    },
+    /** The top-level `retry` key: the agent's retry policy for retryable provider failures. */
+    retry: z.strictObject({
+      /** Retries after the first attempt (default 4); 0 turns retrying off. */
+      maxRetries: z.number().int('must be a whole number').min(0).max(100).optional(),
+      /** Milliseconds before the first retry, doubled each time (default 1000). */
+      baseDelayMs: z.number().int().min(0).max(MAX_TIMER_MS).optional(),
+      /** Longest wait between attempts (default 30 000), unless the server asks for longer. */
+      maxDelayMs: z.number().int().min(0).max(MAX_TIMER_MS).optional(),
+    }),
+  }
 }
 
-/** The top-level `retry` key: the agent's retry policy for retryable provider failures. */
-export const retrySchema = z.strictObject({
-  /** Retries after the first attempt (default 4); 0 turns retrying off. */
-  maxRetries: z.number().int('must be a whole number').min(0).max(100).optional(),
-  /** Milliseconds before the first retry, doubled each time (default 1000). */
-  baseDelayMs: z.number().int().min(0).max(MAX_TIMER_MS).optional(),
-  /** Longest wait between attempts (default 30 000), unless the server asks for longer. */
-  maxDelayMs: z.number().int().min(0).max(MAX_TIMER_MS).optional(),
-})
+let networkSchemas: ReturnType<typeof buildNetworkSchemas> | undefined
+
+/** The network schemas, built once (a pure construction, so sharing it is safe). */
+export function getNetworkSchemas(): ReturnType<typeof buildNetworkSchemas> {
+  networkSchemas ??= buildNetworkSchemas()
+  return networkSchemas
+}
+
+/** The `retry` key as parsed. */
+export type RetryConfig = z.infer<ReturnType<typeof buildNetworkSchemas>['retry']>
 
 /** Settings given for one run (command-line flags), which beat every config file. */
 export type NetworkOverrides = {
@@ -69,7 +87,7 @@ export function limitsOf(
 
 /** The agent's retry options: `maxRetries` from the overrides, else the config's `retry`. */
 export function retryOptionsOf(
-  retry: z.infer<typeof retrySchema> | undefined,
+  retry: RetryConfig | undefined,
   overrides: NetworkOverrides = {},
 ): RetryOptions {
   const maxRetries = overrides.maxRetries ?? retry?.maxRetries

@@ -16,7 +16,12 @@ import { dirname, join, resolve } from 'node:path'
 import type { z } from 'zod'
 import { ConfigError, messageOf } from '../core/index.js'
 import type { ApprovalPolicy } from '../tools/index.js'
-import { configSchema, knownKeysAt, type RudderConfig, USER_ONLY_KEYS } from './config-schema.js'
+import {
+  getConfigSchemas,
+  knownKeysAt,
+  type RudderConfig,
+  USER_ONLY_KEYS,
+} from './config-schema.js'
 import {
   type ConfigNotice,
   ignoredNotice,
@@ -182,7 +187,7 @@ export function parseConfig(text: string, file: string): RudderConfig {
       { cause: error },
     )
   }
-  const parsed = configSchema.safeParse(json)
+  const parsed = getConfigSchemas().configSchema.safeParse(json)
   if (parsed.success) return parsed.data
   const problems = parsed.error.issues.map(describeIssue)
   throw new ConfigError(

@@ -9,13 +9,11 @@ import { mkdirSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { type Agent, createAgent } from '../agent/index.js'
-import { createHookBridge, type DiscoveredHooks, discoverHooks } from '../bridges/index.js'
+import { type DiscoveredHooks, discoverHooks } from '../bridges/discovery.js'
 import { ConfigError, type JsonObject, RudderError } from '../core/index.js'
 import { createMcpManager, type McpManager } from '../mcp/manager.js'
 import type { McpServerConfig } from '../mcp/server-config.js'
 import type { Provider } from '../providers/provider.js'
-import { replayProvider } from '../providers/replay/index.js'
-import { scriptedProviderFromFile } from '../providers/scripted/script-file.js'
 import { chooseStoreUrl, openStore } from '../stores/index.js'
 import type { SessionStore, StoredSession } from '../stores/store.js'
 import { type ApprovalPolicy, DEFAULT_APPROVAL_POLICY } from '../tools/approval-policy.js'
@@ -247,7 +245,7 @@ async function openSessionRuntime(composition: Composition): Promise<SessionRunt
         unattendedHint: options.unattendedHint,
       }),
     })
-    const bridge = hookBridgeFor(hooks, {
+    const bridge = await hookBridgeFor(hooks, {
       cwd,
       env: host.env,
       sessionId,
@@ -345,7 +343,7 @@ const CLAUDE_PERMISSION_MODES: Record<ApprovalMode, string> = {
  * The command-hook bridge of one session, or undefined when no hook applies. Load-time notices
  * (untrusted project hooks, ignored fields) are published once, here.
  */
-function hookBridgeFor(
+async function hookBridgeFor(
   hooks: DiscoveredHooks,
   options: {
     readonly cwd: string
@@ -359,6 +357,8 @@ function hookBridgeFor(
   for (const message of hooks.notices)
     notices.publish({ level: 'info', source: 'hooks', message, sessionId })
   if (hooks.specs.length === 0) return undefined
+  // The bridge (hook processes, their records) loads only when a hook applies (bench B10).
+  const { createHookBridge } = await import('../bridges/bridge.js')
   const stateDir = join(tmpdir(), 'rudder', 'hooks')
   const envFile = join(stateDir, `${sessionId}.env`)
   mkdirSync(stateDir, { recursive: true })
@@ -405,6 +405,8 @@ async function chooseProvider(composition: Composition, options: SessionDefaults
   const spec = options.provider
   if (spec?.startsWith('scripted:')) {
     const file = resolve(host.invocationDir ?? host.cwd, spec.slice('scripted:'.length))
+    // The test and replay providers load only when asked for (bench B10).
+    const { scriptedProviderFromFile } = await import('../providers/scripted/script-file.js')
     const provider = scriptedProviderFromFile(file)
     const model = options.model ?? provider.model ?? 'scripted'
     return { provider, model, label: `scripted/${model}`, params: {} }
@@ -412,6 +414,7 @@ async function chooseProvider(composition: Composition, options: SessionDefaults
   if (spec?.startsWith('replay:')) {
     const id = spec.slice('replay:'.length)
     const { events } = await store.read(id)
+    const { replayProvider } = await import('../providers/replay/index.js')
     const provider = replayProvider(events)
     const model = options.model ?? provider.model ?? 'replay'
     return { provider, model, label: `replay/${id}`, params: {} }

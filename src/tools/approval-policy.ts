@@ -64,31 +64,44 @@ export type DecideOptions = {
 /** A call as `tool-pre` sees it. */
 export type PolicyCall = { readonly name: string; readonly args: unknown }
 
-const action = z.enum(['allow', 'ask', 'deny'])
+function buildApprovalPolicySchema() {
+  const action = z.enum(['allow', 'ask', 'deny'])
 
-/** The zod schema of a policy, for config files. Unknown keys are errors (typos must not pass silently). */
-export const approvalPolicySchema = z
-  .object({
-    default: action.optional(),
-    tools: z.record(z.string(), action).optional(),
-    bash: z
-      .array(
-        z
-          .object({
-            pattern: z
-              .string()
-              .min(1)
-              .refine((pattern) => compileRule(pattern) !== undefined, {
-                message:
-                  'invalid regular expression; write /source/flags with a valid JavaScript RegExp, or use a glob-like pattern',
-              }),
-            action,
-          })
-          .strict(),
-      )
-      .optional(),
-  })
-  .strict()
+  const policy = z
+    .object({
+      default: action.optional(),
+      tools: z.record(z.string(), action).optional(),
+      bash: z
+        .array(
+          z
+            .object({
+              pattern: z
+                .string()
+                .min(1)
+                .refine((pattern) => compileRule(pattern) !== undefined, {
+                  message:
+                    'invalid regular expression; write /source/flags with a valid JavaScript RegExp, or use a glob-like pattern',
+                }),
+              action,
+            })
+            .strict(),
+        )
+        .optional(),
+    })
+    .strict()
+  return policy
+}
+
+let approvalPolicySchema: ReturnType<typeof buildApprovalPolicySchema> | undefined
+
+/**
+ * The zod schema of a policy, for config files. Unknown keys are errors (typos must not pass
+ * silently). Built on first use rather than at import (bench B10), then shared.
+ */
+export function getApprovalPolicySchema(): ReturnType<typeof buildApprovalPolicySchema> {
+  approvalPolicySchema ??= buildApprovalPolicySchema()
+  return approvalPolicySchema
+}
 
 /** A sensible starting policy: reading and searching run, everything else asks. */
 export const DEFAULT_APPROVAL_POLICY: ApprovalPolicy = Object.freeze({
@@ -101,7 +114,7 @@ export const DEFAULT_APPROVAL_POLICY: ApprovalPolicy = Object.freeze({
  * key, say) and each wrong field with what was expected.
  */
 export function parseApprovalPolicy(value: unknown, where = 'approval policy'): ApprovalPolicy {
-  const parsed = approvalPolicySchema.safeParse(value)
+  const parsed = getApprovalPolicySchema().safeParse(value)
   if (parsed.success) return parsed.data as ApprovalPolicy
   const problems = parsed.error.issues.map((issue) => {
     const path = issue.path.length === 0 ? '(the policy)' : issue.path.map(String).join('.')

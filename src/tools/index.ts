@@ -4,12 +4,12 @@
  */
 export {
   type ApprovalPolicy,
-  approvalPolicySchema,
   type BashRule,
   DEFAULT_APPROVAL_POLICY,
   type DecideOptions,
   decide,
   decideStrictest,
+  getApprovalPolicySchema,
   type PolicyAction,
   type PolicyCall,
   type PolicyDecision,

@@ -2,7 +2,13 @@
  * The scripted provider (docs/spec.md §8): a documented, first-class provider that answers each
  * request with the next step of a script. Used by tests, demos and bug reports.
  */
-import { type JsonValue, messageOf, type StopReason, textOf } from '../../core/index.js'
+import {
+  type JsonValue,
+  type Message,
+  messageOf,
+  type StopReason,
+  textOf,
+} from '../../core/index.js'
 import type { ModelRequest, Provider, StreamPart } from '../provider.js'
 
 /** One answer to one request. */
@@ -56,6 +62,7 @@ export function scriptedProvider(
 ): ScriptedProvider {
   const requests: ModelRequest[] = []
   const chunkSize = Math.max(1, options.chunkSize ?? 8)
+  const estimateTokens = createTokenEstimator()
 
   async function* stream(request: ModelRequest, signal: AbortSignal): AsyncGenerator<StreamPart> {
     const number = requests.length + 1
@@ -130,11 +137,34 @@ export function scriptedProvider(
   return { id: options.id ?? 'scripted', model: options.model ?? 'scripted', requests, stream }
 }
 
-/** A deterministic token estimate (4 characters a token) so usage figures are stable in tests. */
-function estimateTokens(request: ModelRequest): number {
-  let characters = request.system.length
-  for (const message of request.messages) characters += textOf(message.content).length
-  return Math.ceil(characters / 4)
+/**
+ * A deterministic token estimate (4 characters a token) so usage figures are stable in tests.
+ * Kept incrementally across requests: the agent's `messages()` only grows between compactions
+ * (decision 0140), so a request that starts with the same first message and still holds the
+ * last one counted only adds its new messages; anything else is counted afresh. Without this
+ * a long scripted turn costs O(history) a step in the test double alone (bench B5+).
+ */
+function createTokenEstimator(): (request: ModelRequest) => number {
+  let counted: readonly Message[] = []
+  let count = 0
+  let characters = 0
+  return (request) => {
+    const messages = request.messages
+    const isContinued =
+      count > 0 &&
+      messages.length >= count &&
+      messages[0] === counted[0] &&
+      messages[count - 1] === counted[count - 1]
+    if (!isContinued) {
+      count = 0
+      characters = 0
+    }
+    for (let index = count; index < messages.length; index++)
+      characters += textOf(messages[index]!.content).length
+    counted = messages
+    count = messages.length
+    return Math.ceil((request.system.length + characters) / 4)
+  }
 }
 
 function aborted(signal: AbortSignal): Promise<void> {

@@ -147,3 +147,29 @@ describe('scriptedProviderFromFile', () => {
     )
   })
 })
+
+describe('scripted usage estimate', () => {
+  const said = (text: string) => ({
+    role: 'user' as const,
+    content: [{ type: 'text' as const, text }],
+  })
+  const ask = (provider: ReturnType<typeof scriptedProvider>, messages: ModelRequest['messages']) =>
+    collect(
+      provider.stream({ ...request(''), system: 'sys!', messages }, new AbortController().signal),
+    )
+  const inputTokens = (parts: StreamPart[]) =>
+    parts.flatMap((part) => (part.type === 'usage' ? [part.usage.inputTokens] : []))[0]
+
+  it('counts what each request holds, whether it continues the last one, is compacted or is new', async () => {
+    const provider = scriptedProvider([{ text: 'a' }, { text: 'b' }, { text: 'c' }, { text: 'd' }])
+    const first = [said('12345678')]
+    const grown = [...first, said('abcd')]
+    // Same length as `grown` and the same first message, but a different last one.
+    const changed = [first[0]!, said('abcdefghijkl')]
+    const compacted = [said('S'), said('abcd')]
+    expect(inputTokens(await ask(provider, first))).toBe(Math.ceil((4 + 8) / 4))
+    expect(inputTokens(await ask(provider, grown))).toBe(Math.ceil((4 + 12) / 4))
+    expect(inputTokens(await ask(provider, changed))).toBe(Math.ceil((4 + 20) / 4))
+    expect(inputTokens(await ask(provider, compacted))).toBe(Math.ceil((4 + 5) / 4))
+  })
+})

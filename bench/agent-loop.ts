@@ -1,0 +1,125 @@
+/**
+ * B5+ (agent loop): µs per step of one turn of N steps (each a trivial tool call) in the memory
+ * store, at 1k and 30k steps, against a hand-written loop that does the same bookkeeping with
+ * no harness: append the same events to an array, project the messages by hand, await a
+ * stream of the same parts and run the tool. Target: slope ≤ 1.2, overhead ≤ 3× the floor.
+ */
+import { z } from 'zod'
+import { createAgent, createSession, defineTool, type Message } from '../src/index.js'
+import { scriptedProvider } from '../src/testing.js'
+import { collectGarbage } from './core.js'
+import { fmt, median, type Row } from './measure.js'
+
+const echo = defineTool({
+  name: 'echo',
+  description: 'Returns ok.',
+  parameters: z.object({}),
+  execute: () => 'ok',
+})
+
+/** CPU ms of a whole async run (the loop never waits on I/O, so CPU is the cost). */
+async function cpuOf(run: () => Promise<void>): Promise<number> {
+  const start = process.cpuUsage()
+  await run()
+  const used = process.cpuUsage(start)
+  return (used.user + used.system) / 1000
+}
+
+async function agentTurn(steps: number): Promise<void> {
+  const script = [
+    ...Array.from({ length: steps - 1 }, (_, i) => ({
+      toolCalls: [{ id: `c${i}`, name: 'echo', args: {} }],
+    })),
+    { text: 'done' },
+  ]
+  const provider = scriptedProvider(script)
+  const agent = createAgent({
+    session: createSession(),
+    provider,
+    tools: [echo],
+    maxSteps: steps + 1,
+  })
+  agent.send('go')
+  await agent.idle()
+  await agent.dispose()
+}
+
+/** The floor: the same events and messages, by hand, with an awaited stream per step. */
+async function handLoop(steps: number): Promise<void> {
+  const events: unknown[] = []
+  const messages: Message[] = []
+  let seq = 0
+  const add = (type: string, data: unknown) =>
+    events.push(Object.freeze({ seq: seq++, time: Date.now(), type, data }))
+  add('turn/start', { turn: 1, trigger: 'prompt' })
+  const prompt = Object.freeze([{ type: 'text' as const, text: 'go' }])
+  add('user/message', { id: 'm', content: prompt, source: { kind: 'user' } })
+  messages.push({ role: 'user', content: prompt })
+  async function* stream(step: number) {
+    yield { type: 'tool-call', id: `c${step}`, name: 'echo', args: {} }
+    yield { type: 'end' }
+  }
+  for (let step = 1; step <= steps; step++) {
+    add('step/start', { turn: 1, step })
+    const request = { messages }
+    if (request.messages.length === 0) throw new Error('unreachable')
+    const content = []
+    for await (const part of stream(step)) if (part.type === 'tool-call') content.push(part)
+    add('assistant/message', { id: `a${step}`, content })
+    messages.push({ role: 'assistant', content: content as never })
+    if (step < steps) {
+      add('tool/call', { callId: `c${step}`, name: 'echo', args: {} })
+      const result = [
+        { type: 'text' as const, text: (await echo.execute({}, {} as never)) as string },
+      ]
+      add('tool/result', { callId: `c${step}`, name: 'echo', content: result, isError: false })
+      messages.push({
+        role: 'tool',
+        callId: `c${step}`,
+        name: 'echo',
+        content: result,
+        isError: false,
+      })
+    }
+    add('step/end', { turn: 1, step })
+  }
+  add('turn/end', { turn: 1, reason: { kind: 'completed' } })
+}
+
+export async function agentLoopBenchmarks(): Promise<Row[]> {
+  const sizes = [1_000, 30_000]
+  const rounds = 3
+  await agentTurn(200) // warm the JIT
+  await handLoop(200)
+  const results = []
+  for (const steps of sizes) {
+    const subject: number[] = []
+    const floor: number[] = []
+    for (let round = 0; round < rounds; round++) {
+      collectGarbage()
+      subject.push(((await cpuOf(() => agentTurn(steps))) * 1000) / steps)
+      collectGarbage()
+      floor.push(((await cpuOf(() => handLoop(steps))) * 1000) / steps)
+    }
+    results.push({ steps, subject: median(subject), floor: median(floor) })
+  }
+  const [small, large] = results as [(typeof results)[0], (typeof results)[0]]
+  return [
+    ...results.map((result) => ({
+      id: 'B5+',
+      what: `agent loop per step, one turn of ${result.steps.toLocaleString('en')} tool steps`,
+      figure: fmt.us(result.subject),
+      floor: `${fmt.us(result.floor)} hand loop`,
+      ratio: `${(result.subject / result.floor).toFixed(2)}×`,
+      target: '≤ 3× floor',
+    })),
+    {
+      id: 'B5+',
+      what: '  agent loop slope t(30k) / t(1k) per step',
+      figure: `${(large.subject / small.subject).toFixed(2)}×`,
+      floor: `${(large.floor / small.floor).toFixed(2)}× hand loop`,
+      ratio: '',
+      target: 'slope ≤ 1.2',
+    },
+  ]
+}
