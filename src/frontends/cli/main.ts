@@ -5,16 +5,12 @@
  */
 import { readFileSync } from 'node:fs'
 import { Writable } from 'node:stream'
-import { ConfigError, RudderError } from '../../index.js'
-import { runAcp } from '../acp/run.js'
+// Each command's module is imported when that command runs, so `--help` and usage errors load
+// almost nothing (bench B10, docs/decisions/0141).
+import { ConfigError, RudderError } from '../../runtime/errors.js'
 import { type CliCommand, parseCommandLine, SESSIONS_USAGE, UsageError } from './args.js'
-import { runTask } from './headless.js'
 import type { CliIo } from './io.js'
 import { jsonLine } from './json-lines.js'
-import { listMcpServers } from './mcp.js'
-import { listModels } from './models.js'
-import { runSessions } from './sessions.js'
-import { runTrust } from './trust.js'
 
 export type { CliIo } from './io.js'
 
@@ -108,19 +104,19 @@ export async function main(args: readonly string[], io: CliIo): Promise<number> 
           io.stdout.write(`${SESSIONS_USAGE}\n`)
           return 0
         }
-        return await runSessions(command.command, command.store, io)
+        return await (await import('./sessions.js')).runSessions(command.command, command.store, io)
       case 'models':
-        return listModels(command, io)
+        return (await import('./models.js')).listModels(command, io)
       case 'mcp':
-        return await listMcpServers(command, io)
+        return await (await import('./mcp.js')).listMcpServers(command, io)
       case 'trust':
-        return runTrust(command.command, io)
+        return (await import('./trust.js')).runTrust(command.command, io)
       case 'acp':
         if (!io.stdin || !(io.stdout instanceof Writable))
           throw new UsageError(
             'rudder acp needs the process stdin and stdout (run it as a command)',
           )
-        return await runAcp(
+        return await (await import('../acp/run.js')).runAcp(
           command.options,
           { ...io, stdin: io.stdin, stdout: io.stdout },
           version(),
@@ -146,7 +142,7 @@ async function runHeadless(command: RunCommand, io: CliIo): Promise<number> {
       'rudder -p needs a task: an argument, or stdin (rudder -p "fix the failing test", echo "fix it" | rudder -p)',
     )
   if (task === undefined) return openInteractive(command, io)
-  return runTask(task, command.options, io)
+  return (await import('./headless.js')).runTask(task, command.options, io)
 }
 
 /**
