@@ -261,6 +261,23 @@ describe('choosing the PostgreSQL store', () => {
   })
 })
 
+/** One turn whose tool returns `output` (over 1 MiB: a blob). */
+function appendToolTurn(session: Parameters<typeof appendAll>[0], output: string): void {
+  appendAll(session, [
+    turnStart(1),
+    user('read it'),
+    stepStart(1, 1),
+    assistant('', [{ id: 'c1', name: 'read' }]),
+    toolCall('c1', 'read'),
+    [
+      'tool/result',
+      { callId: 'c1', name: 'read', content: [{ type: 'text', text: output }], isError: false },
+    ],
+    stepEnd(1, 1),
+    turnEnd(1),
+  ])
+}
+
 describe('large payloads in the PostgreSQL store', () => {
   it('moves payloads over 1 MiB to the blobs table once per content, and gives them back', async () => {
     const here = await place()
@@ -268,19 +285,7 @@ describe('large payloads in the PostgreSQL store', () => {
       const store = await here.open()
       const session = await store.create()
       const big = 'line of tool output ✓\n'.repeat(80_000)
-      appendAll(session, [
-        turnStart(1),
-        user('read it'),
-        stepStart(1, 1),
-        assistant('', [{ id: 'c1', name: 'read' }]),
-        toolCall('c1', 'read'),
-        [
-          'tool/result',
-          { callId: 'c1', name: 'read', content: [{ type: 'text', text: big }], isError: false },
-        ],
-        stepEnd(1, 1),
-        turnEnd(1),
-      ])
+      appendToolTurn(session, big)
       await session.close()
       const fork = await store.fork(session.header.id)
       await fork.close()
@@ -308,19 +313,7 @@ describe('large payloads in the PostgreSQL store', () => {
       const store = await here.open()
       const session = await store.create()
       const big = 'only this session ✓\n'.repeat(80_000)
-      appendAll(session, [
-        turnStart(1),
-        user('read it'),
-        stepStart(1, 1),
-        assistant('', [{ id: 'c1', name: 'read' }]),
-        toolCall('c1', 'read'),
-        [
-          'tool/result',
-          { callId: 'c1', name: 'read', content: [{ type: 'text', text: big }], isError: false },
-        ],
-        stepEnd(1, 1),
-        turnEnd(1),
-      ])
+      appendToolTurn(session, big)
       const id = session.header.id
       // Open here: deleting it would pull the log from under its writer.
       await expect(store.delete(id)).rejects.toMatchObject({ code: 'SESSION_BUSY' })

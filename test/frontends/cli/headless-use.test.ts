@@ -213,50 +213,7 @@ describe('pipes closed early', () => {
   })
 })
 
-describe('signals', () => {
-  it('SIGTERM cancels like Ctrl-C: the turn is logged canceled and the exit code is 143', async () => {
-    const env = cleanEnv()
-    const store = jsonlStore()
-    let sessionId = ''
-    const result = await runCli(
-      [
-        '--json',
-        '--store',
-        store,
-        '--provider',
-        script([{ text: 'x', delayMs: 600_000 }]),
-        '--cwd',
-        workspace(),
-        'wait',
-      ],
-      {
-        env,
-        onLine: (text, child) => {
-          const parsed = JSON.parse(text) as {
-            type: string
-            sessionId?: string
-            notification?: { type: string }
-          }
-          if (parsed.type === 'session') sessionId = parsed.sessionId!
-          if (parsed.type === 'live' && parsed.notification?.type === 'request/start')
-            child.kill('SIGTERM')
-        },
-      },
-    )
-    expect(result.code).toBe(143)
-    const opened = await openStore(store)
-    try {
-      const { events } = await opened.read(sessionId)
-      expect(events.at(-1)).toMatchObject({
-        type: 'turn/end',
-        data: { reason: { kind: 'canceled' } },
-      })
-      expect(checkLog(events)).toEqual([])
-    } finally {
-      await opened.close()
-    }
-  })
-})
+// SIGTERM (exit 143) is tested beside SIGINT in headless.test.ts.
 
 /** A local server for an OpenAI-compatible provider that never answers, or counts and fails. */
 async function server(

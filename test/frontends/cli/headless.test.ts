@@ -138,48 +138,54 @@ describe('rudder "task"', () => {
     expect(live).toContain('request/start')
   })
 
-  it('Ctrl-C cancels the turn cleanly: exit 130 and a canceled turn in the store', async () => {
-    const env = cleanEnv()
-    const store = `jsonl:${join(scratch, 'sigint-store')}`
-    let sessionId = ''
-    const result = await runCli(
-      [
-        '--json',
-        '--store',
-        store,
-        '--provider',
-        script([{ text: 'thinking…', delayMs: 600_000 }]),
-        '--cwd',
-        workspace(),
-        'wait',
-      ],
-      {
-        env,
-        onLine: (text, child) => {
-          const parsed = JSON.parse(text) as {
-            type: string
-            sessionId?: string
-            notification?: { type: string }
-          }
-          if (parsed.type === 'session') sessionId = parsed.sessionId!
-          if (parsed.type === 'live' && parsed.notification?.type === 'request/start')
-            child.kill('SIGINT')
+  it.each([
+    ['SIGINT', 130],
+    ['SIGTERM', 143],
+  ] as const)(
+    '%s cancels the turn cleanly: exit %i and a canceled turn in the store',
+    async (signal, exitCode) => {
+      const env = cleanEnv()
+      const store = `jsonl:${join(scratch, `${signal}-store`)}`
+      let sessionId = ''
+      const result = await runCli(
+        [
+          '--json',
+          '--store',
+          store,
+          '--provider',
+          script([{ text: 'thinking…', delayMs: 600_000 }]),
+          '--cwd',
+          workspace(),
+          'wait',
+        ],
+        {
+          env,
+          onLine: (text, child) => {
+            const parsed = JSON.parse(text) as {
+              type: string
+              sessionId?: string
+              notification?: { type: string }
+            }
+            if (parsed.type === 'session') sessionId = parsed.sessionId!
+            if (parsed.type === 'live' && parsed.notification?.type === 'request/start')
+              child.kill(signal)
+          },
         },
-      },
-    )
-    expect(result.code).toBe(130)
-    const opened = await openStore(store)
-    try {
-      const { events } = await opened.read(sessionId)
-      expect(events.at(-1)).toMatchObject({
-        type: 'turn/end',
-        data: { turn: 1, reason: { kind: 'canceled' } },
-      })
-      expect(checkLog(events)).toEqual([])
-    } finally {
-      await opened.close()
-    }
-  })
+      )
+      expect(result.code).toBe(exitCode)
+      const opened = await openStore(store)
+      try {
+        const { events } = await opened.read(sessionId)
+        expect(events.at(-1)).toMatchObject({
+          type: 'turn/end',
+          data: { turn: 1, reason: { kind: 'canceled' } },
+        })
+        expect(checkLog(events)).toEqual([])
+      } finally {
+        await opened.close()
+      }
+    },
+  )
 
   it('--continue and --resume carry on a session: turn numbers continue and history is in the request', async () => {
     const env = cleanEnv()
