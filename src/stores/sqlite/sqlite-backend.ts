@@ -32,6 +32,8 @@ export function createSqliteBackend(path: string, counters: StoreCounters | unde
     mkdirSync(dirname(path), { recursive: true })
     db = new Database(path)
     prepareDatabase(db, path)
+    // Loads the search table now, so a broken one is reported as damage below.
+    db.prepare('SELECT 1 FROM message_fts LIMIT 0').all()
   } catch (error) {
     // Only a file that is not a database gets the question; permissions and missing
     // directories speak for themselves in the cause.
@@ -293,12 +295,16 @@ export function createSqliteBackend(path: string, counters: StoreCounters | unde
 
 /**
  * A damaged database file as `LogCorruptError` at `location`, with what to do; undefined for
- * any other failure. SQLite reports damage as SQLITE_CORRUPT (and its variants, such as a
- * broken FTS table); a file that is no database at all (SQLITE_NOTADB) is a StoreError.
+ * any other failure. SQLite reports damage as SQLITE_CORRUPT (and its variants), and a search
+ * table it cannot load as "vtable constructor failed"; a file that is no database at all (SQLITE_NOTADB) is a StoreError.
  */
 function damaged(error: unknown, location: string, id?: string): LogCorruptError | undefined {
   const code = (error as { code?: unknown } | undefined)?.code
-  if (typeof code !== 'string' || !code.startsWith('SQLITE_CORRUPT')) return undefined
+  if (typeof code !== 'string') return undefined
+  // A search table whose shadow tables are gone fails to load as a plain SQLITE_ERROR.
+  const isBrokenTable =
+    code === 'SQLITE_ERROR' && /vtable constructor failed/.test((error as Error).message)
+  if (!code.startsWith('SQLITE_CORRUPT') && !isBrokenTable) return undefined
   return new LogCorruptError(
     location,
     `the SQLite database is damaged (${(error as Error).message}); ${id ? `run \`rudder sessions repair ${id}\` to copy every readable event into a new session, or ` : ''}restore the file from a backup`,
