@@ -5,12 +5,13 @@
  */
 import { randomUUID } from 'node:crypto'
 import {
+  applyCrashRepair,
+  crashRepairOf,
   createLogChecker,
   FORMAT_VERSION,
   forkCut,
   type LogChecker,
   openLiveSession,
-  planCrashRepair,
   RudderError,
   SessionBusyError,
   type SessionEvent,
@@ -141,10 +142,10 @@ export function createSessionStore(backend: Backend, options: StoreOptions = {})
     Object.assign(session, { repairs })
     live.set(header.id, { session, writer: opened })
     try {
-      const plan = planCrashRepair(session.events)
+      const plan = crashRepairOf(session.events)
       if (plan) {
         const fromSeq = session.events.length
-        for (const [type, data] of plan.appends) session.append(type, data as never)
+        applyCrashRepair(session, plan)
         repairs.push({
           kind: 'turn-closed',
           turn: plan.turn,
