@@ -327,5 +327,19 @@ describe('the JSONL store on disk', () => {
       )
       await expect(unpaired.store.fork(id, { atSeq: 8 })).rejects.toThrowError(/tool-pairing/)
     })
+
+    it('copies data damaged by hand after writing as it is, and opening the child refuses it', async () => {
+      const { session, bytes } = await writtenSession(tempDirectory())
+      const id = session.header.id
+      // Valid JSON and structure, wrong shape: only the schema walk, which a fork skips, sees it.
+      const damaged = replaceLine(bytes, 2, (line) => line.replace('"text":"hi"', '"text":5'))
+      const { store } = await storeWithLog(id, damaged)
+      await expect(store.open(id)).rejects.toBeInstanceOf(LogCorruptError)
+      const child = await store.fork(id, { atSeq: 8 })
+      await child.close()
+      const opening = store.open(child.header.id)
+      await expect(opening).rejects.toBeInstanceOf(LogCorruptError)
+      await expect(opening).rejects.toThrowError(`rudder sessions repair ${child.header.id}`)
+    })
   })
 })
