@@ -122,6 +122,30 @@ export function decodeLine(text: string): DecodedLine {
   return value as DecodedLine
 }
 
+/**
+ * Parses a stored line this store wrote and checked (a fork's source): JSON and the envelope's
+ * field types only, without the schema walk of `decodeLine`. Throws `RecordProblem`.
+ */
+export function decodeTrustedLine(text: string): DecodedLine {
+  let value: unknown
+  try {
+    value = JSON.parse(text)
+  } catch (error) {
+    throw new RecordProblem('LOG_CORRUPT', `not valid JSON (${(error as Error).message})`)
+  }
+  const line = value as Partial<DecodedLine> | null
+  if (
+    typeof line !== 'object' ||
+    line === null ||
+    typeof line.seq !== 'number' ||
+    typeof line.time !== 'number' ||
+    typeof line.type !== 'string' ||
+    !('data' in line)
+  )
+    throw new RecordProblem('LOG_CORRUPT', 'not an event envelope ({seq, time, type, data})')
+  return line as DecodedLine
+}
+
 /** Reads the blobs a decoded line refers to and puts their content back in place. */
 export async function resolveBlobs(
   line: DecodedLine,

@@ -69,10 +69,16 @@ export interface EventCheck {
   readonly checker: LogChecker
 }
 
-/** `checker`: continue from a checker already advanced over the events before (a follower). */
+/**
+ * `checker`: continue from a checker already advanced over the events before (a follower).
+ * `checkData: false` skips the schema check of each event's data (a fork reading what this
+ * store checked when it was written, decision 0067); types and invariants are still checked.
+ */
 export function createEventCheck(
   checker: LogChecker = createLogChecker({ allowOpenTurn: true }),
+  options: { readonly checkData?: boolean } = {},
 ): EventCheck {
+  const checkData = options.checkData ?? true
   return {
     checker,
     accept(line) {
@@ -82,7 +88,7 @@ export function createEventCheck(
             'UNKNOWN_EVENT_TYPE',
             `event type ${JSON.stringify(line.type)} is unknown to this rudder and not marked ignorable; it was written by a newer rudder or a plugin, so upgrade rudder (or load the plugin) to open this session`,
           )
-      } else {
+      } else if (checkData) {
         const result = EVENT_DATA[line.type].safeParse(line.data)
         if (!result.success)
           throw new RecordProblem('LOG_CORRUPT', describeIssue(result.error, `${line.type} data`))

@@ -12,7 +12,7 @@ import {
   type SessionHeader,
 } from '../core/index.js'
 import type { Backend } from './backend.js'
-import { decodeLine, resolveBlobs } from './codec.js'
+import { decodeLine, decodeTrustedLine, resolveBlobs } from './codec.js'
 import { createEventCheck, locate, parseHeader, repairHint } from './event-check.js'
 
 export type LoadedEvents = {
@@ -36,6 +36,11 @@ export type LoadOptions = {
   readonly throughSeq?: number
   /** Stop at the first problem and return the valid prefix instead of throwing (repair). */
   readonly salvage?: boolean
+  /**
+   * The log was checked when this store wrote it (fork, decision 0067): parse JSON and check
+   * event types and invariants, but not each event's data against its schema.
+   */
+  readonly trusted?: boolean
 }
 
 /** Reads and checks the header of session `id`. */
@@ -54,7 +59,8 @@ export async function loadEvents(
   options: LoadOptions = {},
 ): Promise<LoadedEvents> {
   const hint = repairHint(id)
-  const check = createEventCheck()
+  const check = createEventCheck(undefined, { checkData: options.trusted !== true })
+  const decode = options.trusted ? decodeTrustedLine : decodeLine
   const events: SessionEvent[] = []
   const positions: number[] = []
   let tornTail: LoadedEvents['tornTail']
@@ -77,7 +83,7 @@ export async function loadEvents(
           continue
         }
         try {
-          const line = decodeLine(record.text)
+          const line = decode(record.text)
           if (line.blobs)
             await resolveBlobs(line, backend.blobs, backend.locate(id, record.where), hint)
           // Frozen here, in batches between event-loop turns, so opening the live session over

@@ -5,12 +5,13 @@
  */
 import { randomUUID } from 'node:crypto'
 import {
+  applyCrashRepair,
+  crashRepairOf,
   createLogChecker,
   FORMAT_VERSION,
   forkCut,
   type LogChecker,
   openLiveSession,
-  planCrashRepair,
   RudderError,
   SessionBusyError,
   type SessionEvent,
@@ -141,10 +142,10 @@ export function createSessionStore(backend: Backend, options: StoreOptions = {})
     Object.assign(session, { repairs })
     live.set(header.id, { session, writer: opened })
     try {
-      const plan = planCrashRepair(session.events)
+      const plan = crashRepairOf(session.events)
       if (plan) {
         const fromSeq = session.events.length
-        for (const [type, data] of plan.appends) session.append(type, data as never)
+        applyCrashRepair(session, plan)
         repairs.push({
           kind: 'turn-closed',
           turn: plan.turn,
@@ -191,14 +192,41 @@ export function createSessionStore(backend: Backend, options: StoreOptions = {})
     const position = cut < 0 ? undefined : open.writer.positionOf(cut)
     if (cut >= 0 && position === undefined) {
       // The writer does not know where the cut is on disk (a session opened as a fork): read.
-      const loaded = await loadEvents(backend, source.id, { throughSeq: cut })
+      const loaded = await loadEvents(backend, source.id, { throughSeq: cut, trusted: true })
       const header = childHeader(source, cut)
       const lease = await backend.copyPrefix(source.id, header, cut, loaded.positions[cut])
       return startSession({ header, events: loaded.events, lease, checker: loaded.checker })
     }
     const header = childHeader(source, cut)
-    const lease = await backend.copyPrefix(source.id, header, cut, position)
-    return startSession({ header, events: events.slice(0, cut + 1), lease })
+    const kept = events.slice(0, cut + 1)
+    // The child's checker is built while the copy's reads, writes and syncs run in the thread
+    // pool, so the fork costs about the copy, not the copy plus a walk of the kept events.
+    const [copied, checked] = await Promise.allSettled([
+      backend.copyPrefix(source.id, header, cut, position),
+      checkInvariants ? checkerOverInSlices(kept) : Promise.resolve(undefined),
+    ])
+    if (copied.status === 'rejected') throw copied.reason
+    if (checked.status === 'rejected') {
+      await copied.value.release()
+      throw checked.reason
+    }
+    const checker = checked.value
+    return startSession({
+      header,
+      events: kept,
+      lease: copied.value,
+      ...(checker ? { checker } : {}),
+    })
+  }
+
+  /** `checkerOver`, yielding to the event loop between slices so I/O in flight moves on. */
+  async function checkerOverInSlices(events: readonly SessionEvent[]): Promise<LogChecker> {
+    const checker = createLogChecker({ allowOpenTurn: true })
+    for (let index = 0; index < events.length; index++) {
+      checker.record(events[index]!)
+      if (index % 2048 === 2047) await new Promise<void>((resolve) => setImmediate(resolve))
+    }
+    return checker
   }
 
   function checkerOver(events: readonly SessionEvent[]): LogChecker {
@@ -281,7 +309,10 @@ export function createSessionStore(backend: Backend, options: StoreOptions = {})
       const source = await loadHeader(backend, id)
       const open = live.get(id)
       if (open) return forkLive(open, source, atSeq)
-      const loaded = await loadEvents(backend, id, atSeq === undefined ? {} : { throughSeq: atSeq })
+      const loaded = await loadEvents(backend, id, {
+        trusted: true,
+        ...(atSeq === undefined ? {} : { throughSeq: atSeq }),
+      })
       const cut = forkCut(id, loaded.events, atSeq)
       const header = childHeader(source, cut)
       const lease = await backend.copyPrefix(id, header, cut, loaded.positions[cut])

@@ -142,7 +142,9 @@ export interface SessionStore {
    * Copies events `[0..atSeq]` into a new session whose header names the source as `parent`,
    * and opens it. The default `atSeq` is the last event not inside an open turn (−1, copying
    * nothing, if there is none). An explicit `atSeq` inside an open turn throws `OPEN_TURN`;
-   * outside `0..last seq` throws `INVALID_INPUT`.
+   * outside `0..last seq` throws `INVALID_INPUT`. The events are copied as stored bytes or
+   * rows; a closed source's kept lines are read to build the child without the per-event
+   * schema walk (types and invariants still checked: `LogCorruptError`; decision 0067).
    */
   fork(id: string, options?: { readonly atSeq?: number }): Promise<StoredSession>
   /** Lists sessions from metadata only (no log is read), newest write first. */

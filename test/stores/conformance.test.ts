@@ -368,6 +368,30 @@ describe.each(STORE_KINDS)('the %s store', (kind) => {
         await grandchild.close()
       }
     })
+
+    it('forks a fork of a fork, each naming its parent and continuing its turns', async () => {
+      const { store } = await setup()
+      const root = await sourceWithOpenTurn(store)
+      let parent: StoredSession = root
+      for (const atSeq of [12, 11, 11]) {
+        const child = await store.fork(parent.header.id, { atSeq })
+        expect(child.header.parent).toEqual({ sessionId: parent.header.id, seq: atSeq })
+        expect(child.events).toEqual(root.events.slice(0, atSeq + 1))
+        if (parent !== root) await parent.close()
+        if (closeSource) {
+          await child.close()
+          parent = await store.open(child.header.id)
+          await parent.close()
+        } else parent = child
+      }
+      if (!closeSource) await parent.close()
+      const last = await store.open(parent.header.id)
+      appendAll(last, closedTurn(2, 'in the great-grandchild'))
+      await last.close()
+      const reread = await store.read(parent.header.id)
+      expect(reread.events.slice(0, 12)).toEqual(root.events.slice(0, 12))
+      expect(checkLog(reread.events)).toEqual([])
+    })
   })
 
   describe('search', () => {

@@ -248,4 +248,98 @@ describe('the JSONL store on disk', () => {
       await other.close()
     }
   })
+
+  describe('fork copies bytes (decision 0067)', () => {
+    /** The bytes of a log after its header line. */
+    const body = (bytes: Buffer) => bytes.subarray(bytes.indexOf(10) + 1)
+    /** The first `count` event lines of a log (after its header), as bytes. */
+    function prefix(bytes: Buffer, count: number): Buffer {
+      let end = bytes.indexOf(10) + 1
+      for (let line = 0; line < count; line++) end = bytes.indexOf(10, end) + 1
+      return bytes.subarray(bytes.indexOf(10) + 1, end)
+    }
+
+    it.each([
+      ['open here', false],
+      ['closed', true],
+    ])(
+      'writes a new header line, then the parent lines byte for byte (source %s)',
+      async (_, closeSource) => {
+        const directory = tempDirectory()
+        const store = await storeOf('jsonl', directory)
+        const source = await store.create({ title: 'source' })
+        appendAll(source, smallLog)
+        if (closeSource) await source.close()
+        else await source.flush()
+        const parentBytes = readFileSync(logPath(directory, source.header.id))
+        for (const atSeq of [undefined, 8]) {
+          const child = await store.fork(source.header.id, atSeq === undefined ? {} : { atSeq })
+          await child.close()
+          const childBytes = readFileSync(logPath(directory, child.header.id))
+          // The default cut is seq 9 (the between-turn message before the open turn 2).
+          const kept = (atSeq ?? 9) + 1
+          expect(body(childBytes).equals(prefix(parentBytes, kept))).toBe(true)
+          const childHeader = JSON.parse(childBytes.subarray(0, childBytes.indexOf(10)).toString())
+          expect(childHeader).toMatchObject({
+            id: child.header.id,
+            title: 'source',
+            parent: { sessionId: source.header.id, seq: kept - 1 },
+          })
+        }
+      },
+    )
+
+    it('forks a fork of a fork, each copy byte-equal to the first parent and openable', async () => {
+      const directory = tempDirectory()
+      const store = await storeOf('jsonl', directory)
+      const root = await store.create()
+      appendAll(root, smallLog.slice(0, 10))
+      await root.close()
+      const rootBytes = readFileSync(logPath(directory, root.header.id))
+      let parent = root.header.id
+      for (const atSeq of [9, 8, 8]) {
+        const child = await store.fork(parent, { atSeq })
+        expect(child.header.parent).toEqual({ sessionId: parent, seq: atSeq })
+        expect(child.events).toEqual(root.events.slice(0, atSeq + 1))
+        await child.close()
+        const childBytes = readFileSync(logPath(directory, child.header.id))
+        expect(body(childBytes).equals(prefix(rootBytes, atSeq + 1))).toBe(true)
+        const reopened = await store.open(child.header.id)
+        expect(reopened.events).toEqual(root.events.slice(0, atSeq + 1))
+        expect(checkLog(reopened.events)).toEqual([])
+        await reopened.close()
+        parent = child.header.id
+      }
+    })
+
+    it('still refuses a closed source whose kept lines are damaged', async () => {
+      const { session, bytes } = await writtenSession(tempDirectory())
+      const id = session.header.id
+      const notJson = await storeWithLog(
+        id,
+        replaceLine(bytes, 3, (line) => line.slice(0, 20)),
+      )
+      await expect(notJson.store.fork(id, { atSeq: 8 })).rejects.toBeInstanceOf(LogCorruptError)
+      // A result for a call never made breaks tool pairing, which a fork still checks.
+      const unpaired = await storeWithLog(
+        id,
+        replaceLine(bytes, 7, (line) => line.replace('"c1"', '"c9"')),
+      )
+      await expect(unpaired.store.fork(id, { atSeq: 8 })).rejects.toThrowError(/tool-pairing/)
+    })
+
+    it('copies data damaged by hand after writing as it is, and opening the child refuses it', async () => {
+      const { session, bytes } = await writtenSession(tempDirectory())
+      const id = session.header.id
+      // Valid JSON and structure, wrong shape: only the schema walk, which a fork skips, sees it.
+      const damaged = replaceLine(bytes, 2, (line) => line.replace('"text":"hi"', '"text":5'))
+      const { store } = await storeWithLog(id, damaged)
+      await expect(store.open(id)).rejects.toBeInstanceOf(LogCorruptError)
+      const child = await store.fork(id, { atSeq: 8 })
+      await child.close()
+      const opening = store.open(child.header.id)
+      await expect(opening).rejects.toBeInstanceOf(LogCorruptError)
+      await expect(opening).rejects.toThrowError(`rudder sessions repair ${child.header.id}`)
+    })
+  })
 })
