@@ -78,6 +78,8 @@ export function pendingLines(
     const row = `${marker} ${number === undefined ? '' : `${number}. `}${kind} ${style(`[${statusLabel(input)}]`)} ${text}`
     lines.push(clip(isSelected ? theme.inverse(row) : row, width))
   }
+  const later = shown.length - hidden - MAX_ROWS
+  if (later > 0) lines.push(theme.dim(`  … ${later} later`))
   if (selectedId !== undefined) lines.push(clip(theme.dim(`  ${PANEL_HINT}`), width))
   return lines
 }
