@@ -277,13 +277,24 @@ export class App {
       this.options.tui.requestRender()
       return true
     }
+    const isAction =
+      data === 'x' ||
+      matchesKey(data, 'delete') ||
+      matchesKey(data, 'backspace') ||
+      matchesKey(data, 'enter')
     if (at === -1) {
-      // The selected row started running or settled meanwhile: select the newest left.
+      // The selected row reached the log since the last frame: select the newest one left and
+      // act on nothing, so a key never withdraws a row the person did not see selected.
       this.panelSelection = rows.at(-1)?.id
-      if (this.panelSelection === undefined) return false
-      if (matchesKey(data, 'up') || matchesKey(data, 'down')) return done()
+      if (isAction)
+        this.setNote([this.options.theme.warning('too late: that input has reached the log')])
+      if (isAction || matchesKey(data, 'up') || matchesKey(data, 'down')) return done()
+      this.panelSelection = undefined
+      this.options.tui.requestRender()
+      // Esc only leaves the panel, even one that emptied meanwhile: it never cancels from here.
+      return matchesKey(data, 'escape') || matchesKey(data, 'shift+tab')
     }
-    const selected = rows[Math.max(0, at)] as (typeof rows)[number]
+    const selected = rows[at] as (typeof rows)[number]
     if (matchesKey(data, 'escape') || matchesKey(data, 'shift+tab')) {
       this.panelSelection = undefined
       return done()
@@ -582,11 +593,12 @@ export class App {
     const bottom: string[] = []
     for (const line of this.note.slice(-Math.max(1, Math.floor(height / 2))))
       bottom.push(...line.split('\n').map((part) => clip(part, width)))
-    if (
-      this.panelSelection !== undefined &&
-      !withdrawableInputs(this.inputs).some((input) => input.id === this.panelSelection)
-    )
-      this.panelSelection = withdrawableInputs(this.inputs).at(-1)?.id
+    // A selected row that reached the log hands the selection to the newest one left; with
+    // none left the panel keeps the focus, so the next Esc leaves it instead of canceling.
+    const rows = withdrawableInputs(this.inputs)
+    if (this.panelSelection !== undefined && rows.length > 0)
+      if (!rows.some((input) => input.id === this.panelSelection))
+        this.panelSelection = rows.at(-1)?.id
     bottom.push(...pendingLines(this.inputs, width, theme, this.panelSelection))
     if (this.dialog) bottom.push(...dialogLines(this.dialog, width, theme))
     else bottom.push(...this.editor.render(width))

@@ -80,6 +80,12 @@ export function pendingLines(
   }
   const later = shown.length - hidden - MAX_ROWS
   if (later > 0) lines.push(theme.dim(`  … ${later} later`))
-  if (selectedId !== undefined) lines.push(clip(theme.dim(`  ${PANEL_HINT}`), width))
+  if (selectedId !== undefined)
+    lines.push(
+      clip(
+        theme.dim(`  ${numbers.size > 0 ? PANEL_HINT : 'nothing left to withdraw · Esc back'}`),
+        width,
+      ),
+    )
   return lines
 }

@@ -233,7 +233,7 @@ describe('rudder in a terminal', () => {
     expect(prompts[1]!.seq).toBe(secondTurn.seq + 1)
   })
 
-  it('/withdraw n drops a pending row; Enter on a selected row puts its text back in the editor', async () => {
+  it('/withdraw n drops a queued prompt, /withdraw a staged steer; Enter on a selected row puts its text back in the editor', async () => {
     const context = setup()
     const run = start(context, [{ text: 'Holding.', holdUntilFile: 'go-1' }])
     await idle(run)
@@ -248,6 +248,13 @@ describe('rudder in a terminal', () => {
     run.type('/withdraw 2')
     run.type(KEYS.enter)
     await run.waitFor(/prompt \[withdrawn\] drop me/)
+    // A staged steer is withdrawable too: /withdraw without a number takes the newest row.
+    run.type('wrong steer')
+    run.type(KEYS.enter)
+    await run.waitFor(/2\. steer \[staged\] wrong steer/)
+    run.type('/withdraw')
+    run.type(KEYS.enter)
+    await run.waitFor(/steer \[withdrawn\] wrong steer/)
     run.type('/withdraw 5')
     run.type(KEYS.enter)
     await run.waitFor('/withdraw 5: the pending panel numbers its rows 1;')
@@ -273,6 +280,8 @@ describe('rudder in a terminal', () => {
     const text = JSON.stringify(session!.events)
     expect(text).not.toContain('edit me')
     expect(text).not.toContain('drop me')
+    expect(text).not.toContain('wrong steer')
+    expect(session!.events.some((event) => event.type === 'steering/message')).toBe(false)
     expect(session!.events.filter((event) => event.type === 'turn/start')).toHaveLength(1)
   })
 
