@@ -346,9 +346,16 @@ function describeEnd(result: DeliveryResult): string {
     case 'blocked':
       return `the prompt was blocked: ${result.reason}`
     case 'discarded':
+      // 'canceled', 'disposed' or 'withdrawn' (a headless run never withdraws; said as is).
       return `the prompt was discarded (${result.reason})`
-    default:
+    case 'completed':
+    case 'logged':
       return result.status
+    default: {
+      // Exhaustive without importing the whole index on the run path (decision 0141).
+      const unhandled: never = result
+      return unhandled
+    }
   }
 }
 

@@ -35,7 +35,7 @@ import {
 import { type Dialog, dialogLines, handleDialogKey } from './dialogs.js'
 import { clip, printable } from './item-lines.js'
 import { MentionError, mentionContexts } from './mentions.js'
-import { pendingLines } from './pending-panel.js'
+import { pendingLines, withdrawableInputs } from './pending-panel.js'
 import { runSlashCommand } from './slash-commands.js'
 import { statusLine } from './status-line.js'
 import type { Theme } from './theme.js'
@@ -71,6 +71,8 @@ export class App {
   private detach: (() => void) | undefined
   private hasQuit = false
   private hasAskedTrust = false
+  /** The pending panel has the focus (Shift+Tab, Alt+Up) with this row selected. */
+  private panelSelection: string | undefined
 
   constructor(private readonly options: AppOptions) {
     const { tui, theme } = options
@@ -191,7 +193,15 @@ export class App {
       this.options.tui.requestRender()
       return true
     }
+    if (this.panelSelection !== undefined && this.handlePanelKey(data)) return true
     const agent = this.runtime?.agent
+    if (
+      (matchesKey(data, 'shift+tab') || matchesKey(data, 'alt+up')) &&
+      !this.editor.isShowingAutocomplete()
+    ) {
+      this.focusPanel()
+      return true
+    }
     if (matchesKey(data, 'ctrl+c')) {
       const now = Date.now()
       if (now - this.lastInterruptAt < DOUBLE_PRESS_MS) {
@@ -240,6 +250,137 @@ export class App {
       return true
     }
     return false
+  }
+
+  /** Shift+Tab / Alt+Up: the pending panel takes the focus, its newest withdrawable row selected. */
+  private focusPanel(): void {
+    const last = withdrawableInputs(this.inputs).at(-1)
+    if (last) this.panelSelection = last.id
+    else {
+      const now = Date.now()
+      this.flash = { text: 'nothing pending to withdraw', until: now + DOUBLE_PRESS_MS }
+      setTimeout(() => this.options.tui.requestRender(), DOUBLE_PRESS_MS).unref()
+    }
+    this.options.tui.requestRender()
+  }
+
+  /**
+   * Keys while the pending panel has the focus (docs/decisions/0082): arrows choose, x / Delete
+   * / Backspace withdraw, Enter withdraws into the editor, Esc (or Shift+Tab) goes back. Any
+   * other key gives the focus back to the editor and does what it does there, so typing on
+   * never gets lost. Returns whether the key was used.
+   */
+  private handlePanelKey(data: string): boolean {
+    const rows = withdrawableInputs(this.inputs)
+    const at = rows.findIndex((input) => input.id === this.panelSelection)
+    const done = () => {
+      this.options.tui.requestRender()
+      return true
+    }
+    const isAction =
+      data === 'x' ||
+      matchesKey(data, 'delete') ||
+      matchesKey(data, 'backspace') ||
+      matchesKey(data, 'enter')
+    if (at === -1) {
+      // The selected row reached the log since the last frame: select the newest one left and
+      // act on nothing, so a key never withdraws a row the person did not see selected.
+      this.panelSelection = rows.at(-1)?.id
+      if (isAction)
+        this.setNote([this.options.theme.warning('too late: that input has reached the log')])
+      if (isAction || matchesKey(data, 'up') || matchesKey(data, 'down')) return done()
+      this.panelSelection = undefined
+      this.options.tui.requestRender()
+      // Esc only leaves the panel, even one that emptied meanwhile: it never cancels from here.
+      return matchesKey(data, 'escape') || matchesKey(data, 'shift+tab')
+    }
+    const selected = rows[at] as (typeof rows)[number]
+    if (matchesKey(data, 'escape') || matchesKey(data, 'shift+tab')) {
+      this.panelSelection = undefined
+      return done()
+    }
+    if (matchesKey(data, 'up') || matchesKey(data, 'alt+up')) {
+      this.panelSelection = rows[Math.max(0, at - 1)]?.id ?? selected.id
+      return done()
+    }
+    if (matchesKey(data, 'down') || matchesKey(data, 'alt+down')) {
+      if (at === rows.length - 1) this.panelSelection = undefined
+      else this.panelSelection = rows[at + 1]?.id
+      return done()
+    }
+    if (data === 'x' || matchesKey(data, 'delete') || matchesKey(data, 'backspace')) {
+      this.withdraw(selected.id, 'drop')
+      this.panelSelection = withdrawableInputs(this.inputs).at(Math.max(0, at - 1))?.id
+      return done()
+    }
+    if (matchesKey(data, 'enter')) {
+      this.withdraw(selected.id, 'edit')
+      this.panelSelection = undefined
+      return done()
+    }
+    this.panelSelection = undefined
+    this.options.tui.requestRender()
+    return false
+  }
+
+  /**
+   * Takes back one pending input (`agent.withdraw`, docs/decisions/0072 and 0082). `drop`
+   * leaves its row in the panel as withdrawn, with its text, until the next prompt (the
+   * editor's history has it too); `edit` puts the text in the editor, above any draft, as Esc
+   * does with canceled inputs. Losing the race to the agent (the input already reached the
+   * log) is said, not an error.
+   */
+  private withdraw(id: string, how: 'drop' | 'edit'): void {
+    const runtime = this.runtime
+    if (!runtime) return
+    const tracked = this.inputs.all.find((input) => input.id === id)
+    const item = runtime.agent.withdraw(id)
+    if (!item) {
+      const what = printable((tracked?.text ?? '').replace(/\s+/g, ' '))
+      this.setNote([
+        this.options.theme.warning(
+          `too late to withdraw${what === '' ? '' : ` "${what}"`}: it has reached the log`,
+        ),
+      ])
+      return
+    }
+    // The agent's delivery/end notification marks the row withdrawn; applied here as well so
+    // the panel never depends on when listeners run.
+    this.inputs.applyNotification({
+      type: 'delivery/end',
+      id,
+      kind: item.kind,
+      result: { status: 'discarded', reason: 'withdrawn' },
+    })
+    if (how === 'drop') return
+    this.inputs.forget(id)
+    const text = textOf(item.data)
+    if (text.trim() === '') return
+    const current = this.editor.getText()
+    this.editor.setText(current === '' ? text : `${text}\n${current}`)
+  }
+
+  /** `/withdraw [n]`: the n-th numbered row of the panel (the newest without n), dropped. */
+  private withdrawNumbered(argument: string): void {
+    const { theme } = this.options
+    const rows = withdrawableInputs(this.inputs)
+    if (rows.length === 0) {
+      this.setNote([
+        theme.error('nothing to withdraw: no prompt is queued and no steer or context is staged'),
+      ])
+      return
+    }
+    const number = argument === '' ? rows.length : Number(argument)
+    const row = Number.isInteger(number) ? rows[number - 1] : undefined
+    if (!row) {
+      this.setNote([
+        theme.error(
+          `/withdraw ${argument}: the pending panel numbers its rows 1${rows.length > 1 ? `–${rows.length}` : ''}; /withdraw n takes back row n, /withdraw the newest`,
+        ),
+      ])
+      return
+    }
+    this.withdraw(row.id, 'drop')
   }
 
   /** Tab queues while a turn runs and nothing is being completed; otherwise it completes. */
@@ -321,6 +462,7 @@ export class App {
       },
       track: (id, data) => this.inputs.track({ id, kind: 'context', data }),
       trust: () => this.trustDirectory(runtime),
+      withdraw: (argument) => this.withdrawNumbered(argument),
       quit: (code) => this.quit(code),
     })
   }
@@ -451,7 +593,13 @@ export class App {
     const bottom: string[] = []
     for (const line of this.note.slice(-Math.max(1, Math.floor(height / 2))))
       bottom.push(...line.split('\n').map((part) => clip(part, width)))
-    bottom.push(...pendingLines(this.inputs, width, theme))
+    // A selected row that reached the log hands the selection to the newest one left; with
+    // none left the panel keeps the focus, so the next Esc leaves it instead of canceling.
+    const rows = withdrawableInputs(this.inputs)
+    if (this.panelSelection !== undefined && rows.length > 0)
+      if (!rows.some((input) => input.id === this.panelSelection))
+        this.panelSelection = rows.at(-1)?.id
+    bottom.push(...pendingLines(this.inputs, width, theme, this.panelSelection))
     if (this.dialog) bottom.push(...dialogLines(this.dialog, width, theme))
     else bottom.push(...this.editor.render(width))
     const now = Date.now()

@@ -15,6 +15,7 @@ export type CommandName =
   | 'inject'
   | 'export'
   | 'trust'
+  | 'withdraw'
   | 'quit'
 
 export const COMMANDS: readonly (SlashCommand & { readonly name: CommandName })[] = [
@@ -35,6 +36,11 @@ export const COMMANDS: readonly (SlashCommand & { readonly name: CommandName })[
     argumentHint: '<text>',
   },
   { name: 'export', description: 'write this session as JSONL', argumentHint: '[file]' },
+  {
+    name: 'withdraw',
+    description: 'take back a queued prompt or staged steer/context before it runs',
+    argumentHint: '[n]',
+  },
   { name: 'trust', description: "let this directory's .rudder/config.json apply in full" },
   { name: 'quit', description: 'leave (the session is kept)' },
 ]
@@ -127,6 +133,8 @@ export const HELP_TEXT = `Keys
   Esc           cancel the turn; queued text comes back here · Esc Esc clears the editor
   Ctrl-C        cancel · twice: quit          Ctrl-D  quit (empty editor)
   Ctrl-O        expand/fold context, thinking and tool output
+  Shift+Tab     (or Alt+Up) choose a pending row: ↑/↓ choose, x/Del withdraw it,
+                Enter withdraw it into the editor, Esc back
   PageUp/Down   scroll the transcript
 Mentions
   @path         attach a workspace file as context

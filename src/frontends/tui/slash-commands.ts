@@ -1,7 +1,7 @@
 /**
  * What each built-in slash command does (issue 12 item 8), over a small context the app
  * gives it: the current session, the store, and the app's few levers (open a session, show a
- * note or a dialog, track an input, trust, quit).
+ * note or a dialog, track or withdraw an input, trust, quit).
  */
 import { writeFile } from 'node:fs/promises'
 import { resolve } from 'node:path'
@@ -23,6 +23,8 @@ export type CommandContext = {
   /** Shows an input this command gave in the pending panel. */
   track(id: string, data: UserMessageData): void
   trust(): Promise<void>
+  /** Takes back row `argument` of the pending panel (the newest when empty). */
+  withdraw(argument: string): void
   quit(code: number): void
 }
 
@@ -94,6 +96,8 @@ export async function runSlashCommand(
     }
     case 'trust':
       return context.trust()
+    case 'withdraw':
+      return context.withdraw(argument)
     default:
       return assertNever(name)
   }

@@ -129,14 +129,27 @@ export function createInputsModel(): InputsModel {
           update(notification.id, { status: 'blocked', reason: result.reason })
           return
         case 'discarded':
+          // 'canceled', 'disposed' or 'withdrawn' (agent.withdraw): every reason is shown as is.
           update(notification.id, { status: 'discarded', reason: result.reason })
           return
-        default:
+        case 'completed':
+        case 'max-tokens':
+        case 'step-limit':
+        case 'stop-limit':
+        case 'error':
+        case 'canceled':
           update(notification.id, {
             status: result.status,
             turn: result.turn,
             ...(result.error === undefined ? {} : { reason: result.error.message }),
           })
+          return
+        default: {
+          // Exhaustive without a value import (this module is browser-safe): a new status
+          // fails to compile here.
+          const unhandled: never = result
+          return unhandled
+        }
       }
     },
     forget(id) {

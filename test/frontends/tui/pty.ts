@@ -39,6 +39,9 @@ export const KEYS = {
   ctrlO: '\x0f',
   up: '\x1b[A',
   down: '\x1b[B',
+  altUp: '\x1b[1;3A',
+  shiftTab: '\x1b[Z',
+  delete: '\x1b[3~',
   pageUp: '\x1b[5~',
 } as const
 

@@ -171,6 +171,125 @@ describe('rudder in a terminal', () => {
     expect(await again.exited).toBe(0)
   })
 
+  it('withdraws one queued prompt from the pending panel: the next one runs, the withdrawn text never reaches the log', async () => {
+    const context = setup()
+    const run = start(context, [
+      { text: 'Working on it.', holdUntilFile: 'go-1' },
+      { text: 'Second answer.' },
+    ])
+    await idle(run)
+    run.type('first task')
+    run.type(KEYS.enter)
+    await run.waitFor('Working on it.')
+    run.type('obsolete idea')
+    run.type(KEYS.altEnter)
+    await run.waitFor(/1\. prompt \[queued\] obsolete idea/)
+    run.type('keep this one')
+    run.type(KEYS.altEnter)
+    await run.waitFor(/2\. prompt \[queued\] keep this one/)
+    // Shift+Tab selects the newest row; Up moves to the first; x withdraws it.
+    run.type(KEYS.shiftTab)
+    await run.waitFor(/› 2\. prompt \[queued\] keep this one/)
+    run.type(KEYS.up)
+    await run.waitFor(/› 1\. prompt \[queued\] obsolete idea/)
+    run.type('x')
+    const withdrawn = await run.waitFor(
+      (text) =>
+        /prompt \[withdrawn\] obsolete idea/.test(text) &&
+        /› 1\. prompt \[queued\] keep this one/.test(text) &&
+        /turn 1 step 1 · running/.test(text),
+      'the first row withdrawn, the second selected and renumbered, the turn still running',
+    )
+    // Dropped, not edited: the editor stays empty.
+    expect(withdrawn.split('\n').some((line) => line.startsWith('obsolete idea'))).toBe(false)
+    run.type(KEYS.escape)
+    await run.waitFor((text) => !/› 1\./.test(text), 'the panel giving the focus back')
+    writeFileSync(join(context.dir, 'go-1'), '')
+    // Frames may arrive in pieces: wait for the answer and the panel's rows at once.
+    await run.waitFor(
+      (text) =>
+        text.includes('Second answer.') &&
+        /› keep this one/.test(text) &&
+        /prompt \[withdrawn\] obsolete idea/.test(text),
+      'the second prompt answered and the withdrawn row still shown',
+    )
+    await idle(run)
+    run.type(KEYS.ctrlD)
+    expect(await run.exited).toBe(0)
+
+    const [session] = await sessions(context)
+    const events = session!.events
+    expect(JSON.stringify(events)).not.toContain('obsolete idea')
+    const prompts = events.filter(
+      (event) =>
+        event.type === 'user/message' &&
+        (event.data as { source: { kind: string } }).source.kind === 'user',
+    )
+    expect(
+      prompts.map((event) => (event.data as { content: { text: string }[] }).content[0]!.text),
+    ).toEqual(['first task', 'keep this one'])
+    const ends = events.filter((event) => event.type === 'turn/end')
+    expect(ends.map((event) => (event.data as { reason: { kind: string } }).reason.kind)).toEqual([
+      'completed',
+      'completed',
+    ])
+    const secondTurn = events.filter((event) => event.type === 'turn/start').at(-1)!
+    expect(secondTurn.data).toMatchObject({ turn: 2 })
+    expect(prompts[1]!.seq).toBe(secondTurn.seq + 1)
+  })
+
+  it('/withdraw n drops a queued prompt, /withdraw a staged steer; Enter on a selected row puts its text back in the editor', async () => {
+    const context = setup()
+    const run = start(context, [{ text: 'Holding.', holdUntilFile: 'go-1' }])
+    await idle(run)
+    run.type('first task')
+    run.type(KEYS.enter)
+    await run.waitFor('Holding.')
+    run.type('edit me')
+    run.type(KEYS.altEnter)
+    run.type('drop me')
+    run.type(KEYS.altEnter)
+    await run.waitFor(/2\. prompt \[queued\] drop me/)
+    run.type('/withdraw 2')
+    run.type(KEYS.enter)
+    await run.waitFor(/prompt \[withdrawn\] drop me/)
+    // A staged steer is withdrawable too: /withdraw without a number takes the newest row.
+    run.type('wrong steer')
+    run.type(KEYS.enter)
+    await run.waitFor(/2\. steer \[staged\] wrong steer/)
+    run.type('/withdraw')
+    run.type(KEYS.enter)
+    await run.waitFor(/steer \[withdrawn\] wrong steer/)
+    run.type('/withdraw 5')
+    run.type(KEYS.enter)
+    await run.waitFor('/withdraw 5: the pending panel numbers its rows 1;')
+    run.type(KEYS.altUp)
+    await run.waitFor(/› 1\. prompt \[queued\] edit me/)
+    run.type(KEYS.enter)
+    await run.waitFor(
+      (text) =>
+        !/\[queued\]/.test(text) && text.split('\n').some((line) => line.startsWith('edit me')),
+      'the withdrawn text in the editor and no queued row',
+    )
+    writeFileSync(join(context.dir, 'go-1'), '')
+    const after = await idle(run)
+    // The turn ended and nothing else ran; the text waits in the editor.
+    expect(after.split('\n').some((line) => line.startsWith('edit me'))).toBe(true)
+    expect(after).not.toMatch(/turn 2/)
+    run.type(KEYS.ctrlC)
+    await run.waitFor('press Ctrl-C again to quit')
+    run.type(KEYS.ctrlC)
+    expect(await run.exited).toBe(130)
+
+    const [session] = await sessions(context)
+    const text = JSON.stringify(session!.events)
+    expect(text).not.toContain('edit me')
+    expect(text).not.toContain('drop me')
+    expect(text).not.toContain('wrong steer')
+    expect(session!.events.some((event) => event.type === 'steering/message')).toBe(false)
+    expect(session!.events.filter((event) => event.type === 'turn/start')).toHaveLength(1)
+  })
+
   it('asks before a tool runs: allow once runs it, deny sends the typed reason to the model', async () => {
     const context = setup()
     const run = start(context, [
