@@ -52,6 +52,75 @@ export type GrepToolOptions = WorkspaceOptions & {
   readonly regexTimeoutMs?: number
 }
 
+/**
+ * The arguments: the zod schema that validates them, and the JSON Schema the model sees written
+ * out, so opening a session does no zod work (bench B10, docs/decisions/0142-tool-schemas-written-out.md;
+ * test/tools/builtin-schemas.test.ts keeps the two equal).
+ */
+export function grepParameters(defaultLimit: number, maxLimit: number) {
+  return {
+    parameters: z.object({
+      pattern: z
+        .string()
+        .min(1)
+        .describe(
+          'Regular expression searched line by line (the common subset of JavaScript and Rust syntax: no lookaround or backreferences).',
+        ),
+      path: z.string().optional().describe('File or directory to search. Default: the workspace.'),
+      glob: z
+        .string()
+        .optional()
+        .describe(
+          'Only files matching this glob: without "/" it matches file names ("*.ts"), with "/" paths below the searched directory ("src/**/*.ts"); a leading "!" excludes.',
+        ),
+      ignoreCase: z.boolean().optional().describe('Case-insensitive search. Default false.'),
+      literal: z
+        .boolean()
+        .optional()
+        .describe('Treat pattern as plain text, not a regex. Default false.'),
+      limit: z
+        .number()
+        .int()
+        .min(1)
+        .max(maxLimit)
+        .optional()
+        .describe(`Most matches to return. Default ${defaultLimit}.`),
+    }),
+    jsonSchema: {
+      type: 'object',
+      properties: {
+        pattern: {
+          type: 'string',
+          minLength: 1,
+          description:
+            'Regular expression searched line by line (the common subset of JavaScript and Rust syntax: no lookaround or backreferences).',
+        },
+        path: {
+          description: 'File or directory to search. Default: the workspace.',
+          type: 'string',
+        },
+        glob: {
+          description:
+            'Only files matching this glob: without "/" it matches file names ("*.ts"), with "/" paths below the searched directory ("src/**/*.ts"); a leading "!" excludes.',
+          type: 'string',
+        },
+        ignoreCase: { description: 'Case-insensitive search. Default false.', type: 'boolean' },
+        literal: {
+          description: 'Treat pattern as plain text, not a regex. Default false.',
+          type: 'boolean',
+        },
+        limit: {
+          description: `Most matches to return. Default ${defaultLimit}.`,
+          type: 'integer',
+          minimum: 1,
+          maximum: maxLimit,
+        },
+      },
+      required: ['pattern'],
+    },
+  }
+}
+
 /** Creates the `grep` tool. The result's `meta.engine` says which engine ran. */
 export function grepTool(options: GrepToolOptions): Tool<{
   pattern: string
@@ -71,38 +140,11 @@ export function grepTool(options: GrepToolOptions): Tool<{
     ripgrep ??= findOnPath('rg')
     return ripgrep
   }
-  const parameters = z.object({
-    pattern: z
-      .string()
-      .min(1)
-      .describe(
-        'Regular expression searched line by line (the common subset of JavaScript and Rust syntax: no lookaround or backreferences).',
-      ),
-    path: z.string().optional().describe('File or directory to search. Default: the workspace.'),
-    glob: z
-      .string()
-      .optional()
-      .describe(
-        'Only files matching this glob: without "/" it matches file names ("*.ts"), with "/" paths below the searched directory ("src/**/*.ts"); a leading "!" excludes.',
-      ),
-    ignoreCase: z.boolean().optional().describe('Case-insensitive search. Default false.'),
-    literal: z
-      .boolean()
-      .optional()
-      .describe('Treat pattern as plain text, not a regex. Default false.'),
-    limit: z
-      .number()
-      .int()
-      .min(1)
-      .max(maxLimit)
-      .optional()
-      .describe(`Most matches to return. Default ${defaultLimit}.`),
-  })
   return defineTool({
     name: 'grep',
     description:
       'Search file contents for a regular expression. Returns "path:line:text" for each matching line, in path order. Skips .git, node_modules, files listed in .gitignore and binary files.',
-    parameters,
+    ...grepParameters(defaultLimit, maxLimit),
     async execute(args, context): Promise<BuiltinResult> {
       if (context.signal.aborted) return canceledResult('grep')
       const resolved = await resolveWorkspacePath(options, args.path ?? '.', context.signal)
