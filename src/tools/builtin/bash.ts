@@ -6,7 +6,7 @@ import { z } from 'zod'
 import type { JsonValue } from '../../core/index.js'
 import { defineTool } from '../define-tool.js'
 import type { Tool } from '../tool.js'
-import { runInProcessGroup, type StopReport } from './process-group.js'
+import type { StopReport } from './process-group.js'
 import { type BuiltinResult, canceledResult, errorResult } from './results.js'
 import { HeadTailBuffer } from './text-limits.js'
 import type { WorkspaceOptions } from './workspace.js'
@@ -80,6 +80,8 @@ export function bashTool(
     concurrency: 'exclusive',
     async execute(args, context): Promise<BuiltinResult> {
       if (context.signal.aborted) return canceledResult('bash')
+      // Loaded with the first call, so a session that runs no command does not load it (bench B10).
+      const { runInProcessGroup } = await import('./process-group.js')
       const timeoutMs = args.timeout === undefined ? defaultTimeoutMs : args.timeout * 1000
       const output = new HeadTailBuffer(
         Math.floor(maxOutputChars * 0.4),

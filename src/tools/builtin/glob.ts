@@ -6,8 +6,6 @@ import { isAbsolute, join } from 'node:path'
 import { z } from 'zod'
 import { defineTool } from '../define-tool.js'
 import type { Tool } from '../tool.js'
-import { compileGlob, staticPrefix } from './glob-pattern.js'
-import { comparePaths } from './grep-search.js'
 import {
   type BuiltinResult,
   canceledResult,
@@ -15,7 +13,6 @@ import {
   fileErrorResult,
   textResult,
 } from './results.js'
-import { walk } from './walk.js'
 import {
   displayPath,
   placeName,
@@ -91,6 +88,12 @@ export function globTool(options: GlobToolOptions): Tool<{
     ...globParameters(defaultLimit, maxLimit),
     async execute(args, context): Promise<BuiltinResult> {
       if (context.signal.aborted) return canceledResult('glob')
+      // Loaded with the first call, so a session that globs nothing does not load them (bench B10).
+      const [{ compileGlob, staticPrefix }, { comparePaths }, { walk }] = await Promise.all([
+        import('./glob-pattern.js'),
+        import('./grep-search.js'),
+        import('./walk.js'),
+      ])
       const pattern = args.pattern.replace(/^\.\//, '')
       if (isAbsolute(pattern) || pattern.split('/').includes('..')) {
         return errorResult(

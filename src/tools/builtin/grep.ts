@@ -6,14 +6,7 @@ import { stat } from 'node:fs/promises'
 import { z } from 'zod'
 import { defineTool } from '../define-tool.js'
 import type { Tool } from '../tool.js'
-import {
-  comparePaths,
-  findOnPath,
-  type GrepOutcome,
-  type GrepQuery,
-  searchWithJavaScript,
-  searchWithRipgrep,
-} from './grep-search.js'
+import type { GrepOutcome, GrepQuery } from './grep-search.js'
 import {
   type BuiltinResult,
   canceledResult,
@@ -137,7 +130,7 @@ export function grepTool(options: GrepToolOptions): Tool<{
   const findRipgrep = () => {
     if (options.ripgrep === false) return Promise.resolve(undefined)
     if (options.ripgrep !== undefined) return Promise.resolve(options.ripgrep)
-    ripgrep ??= findOnPath('rg')
+    ripgrep ??= import('./grep-search.js').then((search) => search.findOnPath('rg'))
     return ripgrep
   }
   return defineTool({
@@ -147,6 +140,11 @@ export function grepTool(options: GrepToolOptions): Tool<{
     ...grepParameters(defaultLimit, maxLimit),
     async execute(args, context): Promise<BuiltinResult> {
       if (context.signal.aborted) return canceledResult('grep')
+      // Loaded with the first call, so a session that searches nothing does not load the search
+      // engines (bench B10).
+      const { comparePaths, searchWithJavaScript, searchWithRipgrep } = await import(
+        './grep-search.js'
+      )
       const resolved = await resolveWorkspacePath(options, args.path ?? '.', context.signal)
       if (!resolved.ok)
         return resolved.isCanceled ? canceledResult('grep') : errorResult(resolved.message)
