@@ -11,54 +11,67 @@ import { ConfigError } from '../core/index.js'
 
 const SERVER_NAME = /^[a-zA-Z0-9_-]{1,64}$/
 
-const common = {
-  /** `eager`: start when the session opens; `lazy` (default): when the first turn starts. */
-  startup: z.enum(['eager', 'lazy']).optional(),
-  /** How long starting (spawn + initialize + tools/list) may take (default 30 s). */
-  startTimeoutMs: z.number().int().positive().optional(),
-  /** How long one tool call may take (default 10 min). */
-  callTimeoutMs: z.number().int().positive().optional(),
-  /** `parallel` (default): calls of one batch run together; `exclusive`: alone. */
-  concurrency: z.enum(['parallel', 'exclusive']).optional(),
-  /** `false` keeps the entry but does not start the server. */
-  enabled: z.boolean().optional(),
+/**
+ * The schemas, built on first use (a memo of an immutable construction, as in decision 0141):
+ * most runs configure no MCP server, so a headless run does not build them (bench B10).
+ */
+let serverSchemas: ServerSchemas | undefined
+type ServerSchemas = ReturnType<typeof buildServerSchemas>
+
+function buildServerSchemas() {
+  const common = {
+    /** `eager`: start when the session opens; `lazy` (default): when the first turn starts. */
+    startup: z.enum(['eager', 'lazy']).optional(),
+    /** How long starting (spawn + initialize + tools/list) may take (default 30 s). */
+    startTimeoutMs: z.number().int().positive().optional(),
+    /** How long one tool call may take (default 10 min). */
+    callTimeoutMs: z.number().int().positive().optional(),
+    /** `parallel` (default): calls of one batch run together; `exclusive`: alone. */
+    concurrency: z.enum(['parallel', 'exclusive']).optional(),
+    /** `false` keeps the entry but does not start the server. */
+    enabled: z.boolean().optional(),
+  }
+
+  const stdioSchema = z.strictObject({
+    type: z.literal('stdio').optional(),
+    command: z.string().min(1, 'must name the program to run, e.g. "npx"'),
+    args: z.array(z.string()).optional(),
+    env: z.record(z.string(), z.string()).optional(),
+    /** The server's working directory (default: the session's workspace). */
+    cwd: z.string().optional(),
+    ...common,
+  })
+
+  const remoteSchema = z.strictObject({
+    type: z.enum(['http', 'sse', 'streamable-http']),
+    url: z.string().min(1),
+    headers: z.record(z.string(), z.string()).optional(),
+    ...common,
+  })
+
+  return {
+    stdioSchema,
+    remoteSchema,
+    /** One `mcpServers` entry. */
+    server: z.union([stdioSchema, remoteSchema]),
+    /** The `mcpServers` object: server name → entry. */
+    servers: z.record(
+      z.string().regex(SERVER_NAME, 'server names are 1–64 letters, digits, "_" or "-"'),
+      z.unknown(),
+    ),
+  }
 }
 
-const stdioSchema = z.strictObject({
-  type: z.literal('stdio').optional(),
-  command: z.string().min(1, 'must name the program to run, e.g. "npx"'),
-  args: z.array(z.string()).optional(),
-  env: z.record(z.string(), z.string()).optional(),
-  /** The server's working directory (default: the session's workspace). */
-  cwd: z.string().optional(),
-  ...common,
-})
-
-const remoteSchema = z.strictObject({
-  type: z.enum(['http', 'sse', 'streamable-http']),
-  url: z.string().min(1),
-  headers: z.record(z.string(), z.string()).optional(),
-  ...common,
-})
-
-/** One `mcpServers` entry. */
-export const mcpServerSchema = z.union([stdioSchema, remoteSchema])
-/** The `mcpServers` object: server name → entry. */
-export const mcpServersSchema = z.record(
-  z.string().regex(SERVER_NAME, 'server names are 1–64 letters, digits, "_" or "-"'),
-  z.unknown(),
-)
-
-type WrittenServer = z.infer<typeof mcpServerSchema>
+type WrittenServer = z.infer<ServerSchemas['server']>
 
 /** A server ready to start: variables expanded, where it came from recorded. */
 export type McpServerConfig =
-  | (Omit<z.infer<typeof stdioSchema>, 'type'> & {
+  | (Omit<z.infer<ServerSchemas['stdioSchema']>, 'type'> & {
       readonly transport: 'stdio'
       readonly name: string
       readonly file: string
     })
-  | (Omit<z.infer<typeof remoteSchema>, 'type'> & {
+  | (Omit<z.infer<ServerSchemas['remoteSchema']>, 'type'> & {
       readonly transport: 'http' | 'sse'
       readonly name: string
       readonly file: string
@@ -74,7 +87,8 @@ export function parseMcpServers(
   env: Readonly<Record<string, string | undefined>>,
   key = 'mcpServers',
 ): McpServerConfig[] {
-  const names = mcpServersSchema.safeParse(value)
+  serverSchemas ??= buildServerSchemas()
+  const names = serverSchemas.servers.safeParse(value)
   if (!names.success) {
     const issue = names.error.issues[0]
     throw new ConfigError(
@@ -83,7 +97,7 @@ export function parseMcpServers(
   }
   const servers: McpServerConfig[] = []
   for (const [name, entry] of Object.entries(names.data)) {
-    const parsed = mcpServerSchema.safeParse(entry)
+    const parsed = serverSchemas.server.safeParse(entry)
     if (!parsed.success) {
       throw new ConfigError(
         `${file}: ${key}.${name} is not a valid MCP server (${describe(parsed.error)}). Write { "command": "npx", "args": ["-y", "some-server"] } for a local server, or { "type": "http", "url": "https://…" } for a remote one.`,

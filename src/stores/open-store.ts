@@ -4,11 +4,7 @@
  */
 import { assertNever } from '../core/index.js'
 import type { Backend } from './backend.js'
-import { createJsonlBackend } from './jsonl/jsonl-backend.js'
-import { createMemoryBackend } from './memory/memory-backend.js'
-import { createPostgresBackend } from './postgres/postgres-backend.js'
 import { createSessionStore } from './session-store.js'
-import { createSqliteBackend } from './sqlite/sqlite-backend.js'
 import type { SessionStore, StoreOptions } from './store.js'
 import { chooseStoreUrl, parseStoreUrl } from './store-url.js'
 
@@ -25,20 +21,29 @@ export async function openStore(url?: string, options: StoreOptions = {}): Promi
   let backend: Backend
   switch (location.kind) {
     case 'sqlite':
-      backend = createSqliteBackend(location.path, options.counters)
+      backend = (await import('./sqlite/sqlite-backend.js')).createSqliteBackend(
+        location.path,
+        options.counters,
+      )
       break
     case 'jsonl':
-      backend = await createJsonlBackend(location.directory, options.counters)
+      backend = await (await import('./jsonl/jsonl-backend.js')).createJsonlBackend(
+        location.directory,
+        options.counters,
+      )
       break
     case 'memory':
-      backend = createMemoryBackend()
+      backend = (await import('./memory/memory-backend.js')).createMemoryBackend()
       break
     case 'postgres':
-      backend = await createPostgresBackend(location, {
-        counters: options.counters,
-        leaseTtlMs: options.leaseTtlMs,
-        hostName: options.hostName,
-      })
+      backend = await (await import('./postgres/postgres-backend.js')).createPostgresBackend(
+        location,
+        {
+          counters: options.counters,
+          leaseTtlMs: options.leaseTtlMs,
+          hostName: options.hostName,
+        },
+      )
       break
     default:
       return assertNever(location, 'store location')

@@ -12,6 +12,13 @@ export type ToolDefinition<Schema extends z.ZodType> = {
   readonly parameters: Schema
   execute(args: z.output<Schema>, context: ToolContext): ToolOutput | Promise<ToolOutput>
   readonly concurrency?: 'parallel' | 'exclusive'
+  /**
+   * The JSON Schema of `parameters`, written out, so defining the tool does no zod work: the
+   * built-in tools are defined each time a session opens (bench B10). It must be what zod
+   * derives from `parameters` (draft 7, input side, without `$schema`); the built-in tools'
+   * test checks theirs. Leave it out to have it derived.
+   */
+  readonly jsonSchema?: JsonObject
 }
 
 const NAME = /^[a-zA-Z0-9_-]{1,64}$/
@@ -26,6 +33,11 @@ export function defineTool<Schema extends z.ZodType>(
       `tool name ${JSON.stringify(definition.name)} must be 1–64 letters, digits, "_" or "-" (providers reject other names)`,
     )
   }
+  if (definition.jsonSchema !== undefined)
+    return toolOf(
+      definition,
+      toFrozenJson(definition.jsonSchema, `tool ${definition.name}`, 'jsonSchema') as JsonObject,
+    )
   let parameters: JsonObject
   try {
     const schema = z.toJSONSchema(definition.parameters, {
@@ -41,6 +53,13 @@ export function defineTool<Schema extends z.ZodType>(
       { cause: error },
     )
   }
+  return toolOf(definition, parameters)
+}
+
+function toolOf<Schema extends z.ZodType>(
+  definition: ToolDefinition<Schema>,
+  parameters: JsonObject,
+): Tool<z.output<Schema>> {
   const schema = definition.parameters
   return {
     name: definition.name,

@@ -1,15 +1,12 @@
 /**
  * `anthropic()`: a provider for the Anthropic Messages API, on the official SDK.
  */
-import type Anthropic from '@anthropic-ai/sdk'
-import { checkBaseURL, type Endpoint, endpointOf } from '../base-url.js'
+import { checkBaseURL, endpointOf } from '../base-url.js'
 import { findKnownModel } from '../known-models.js'
-import type { ModelRequest, Provider, StreamPart } from '../provider.js'
-import { streamThroughSdk } from '../sdk-stream.js'
+import { streamFrom } from '../lazy-stream.js'
+import type { Provider } from '../provider.js'
 import { resolveLimits, type StreamLimitOptions } from '../stream-guard.js'
-import { type AnthropicSdk, messagesFailurePart } from './errors.js'
-import { toMessagesRequest } from './request.js'
-import { readMessageStream } from './response.js'
+import type { Connection, MessagesSetup } from './messages-stream.js'
 
 export type AnthropicOptions = StreamLimitOptions & {
   /** The model used when a request names none (`claude-sonnet-5-5`). */
@@ -86,42 +83,11 @@ export function anthropic(options: AnthropicOptions): Provider {
   return {
     id,
     model: options.model,
+    // The request, response and error modules load with the first request, like the SDK.
     stream: (request, signal) =>
-      streamMessages(setup, maxTokensFor(request.model), request, signal),
-  }
-}
-
-type Connection = { readonly sdk: AnthropicSdk; readonly client: Anthropic }
-
-type MessagesSetup = {
-  readonly connect: () => Promise<Connection>
-  readonly id: string
-  readonly endpoint: Endpoint
-  readonly limits: Required<StreamLimitOptions>
-}
-
-function streamMessages(
-  setup: MessagesSetup,
-  maxTokens: number,
-  request: ModelRequest,
-  signal: AbortSignal,
-): AsyncGenerator<StreamPart, void, undefined> {
-  const { id, endpoint, limits } = setup
-  return streamThroughSdk({
-    id,
-    signal,
-    endpoint,
-    limits,
-    connect: setup.connect,
-    // The raw response: rudder reads the event stream itself (see sse.ts).
-    send: ({ client }, abort) =>
-      client.messages.create(toMessagesRequest(request, maxTokens), { signal: abort }).asResponse(),
-    read: readMessageStream,
-    fail: (error, sdk) =>
-      messagesFailurePart(
-        error,
-        { provider: id, signal, endpoint, timeoutMs: limits.timeoutMs },
-        sdk,
+      streamFrom(
+        () => import('./messages-stream.js'),
+        (module) => module.streamMessages(setup, maxTokensFor(request.model), request, signal),
       ),
-  })
+  }
 }

@@ -2,16 +2,14 @@
  * `openaiCompatible()`: a provider for any server speaking OpenAI Chat Completions (OpenAI,
  * DeepSeek, Ollama, vLLM, llama.cpp), on the official `openai` SDK.
  */
-import type OpenAI from 'openai'
 import { ConfigError } from '../../core/index.js'
-import { checkBaseURL, type Endpoint, endpointOf } from '../base-url.js'
-import type { ModelRequest, Provider, StreamPart } from '../provider.js'
-import { streamThroughSdk } from '../sdk-stream.js'
+import { checkBaseURL, endpointOf } from '../base-url.js'
+import { streamFrom } from '../lazy-stream.js'
+import type { Provider } from '../provider.js'
 import { resolveLimits, type StreamLimitOptions } from '../stream-guard.js'
+import type { ChatSetup, Connection } from './chat-stream.js'
 import { type FetchFunction, withNormalizedErrorBodies } from './error-bodies.js'
-import { chatFailurePart, type OpenAISdk } from './errors.js'
-import { type ChatDialect, toChatRequest } from './request.js'
-import { readChatStream } from './response.js'
+import type { ChatDialect } from './request.js'
 
 export type OpenAICompatibleOptions = StreamLimitOptions & {
   /** The model used when a request names none (`gpt-4.1`, `deepseek-chat`, `qwen3:8b`). */
@@ -105,41 +103,13 @@ export function openaiCompatible(options: OpenAICompatibleOptions): Provider {
   return {
     id,
     model: options.model,
-    stream: (request, signal) => streamChat(setup, request, signal),
+    // The request, response and error modules load with the first request, like the SDK.
+    stream: (request, signal) =>
+      streamFrom(
+        () => import('./chat-stream.js'),
+        (module) => module.streamChat(setup, request, signal),
+      ),
   }
-}
-
-type Connection = { readonly sdk: OpenAISdk; readonly client: OpenAI }
-
-type ChatSetup = {
-  readonly connect: () => Promise<Connection>
-  readonly id: string
-  readonly dialect: ChatDialect
-  readonly endpoint: Endpoint
-  readonly limits: Required<StreamLimitOptions>
-}
-
-function streamChat(
-  setup: ChatSetup,
-  request: ModelRequest,
-  signal: AbortSignal,
-): AsyncGenerator<StreamPart, void, undefined> {
-  const { id, endpoint, limits } = setup
-  return streamThroughSdk({
-    id,
-    signal,
-    endpoint,
-    limits,
-    connect: setup.connect,
-    // The raw response: rudder reads the event stream itself (see sse.ts).
-    send: ({ client }, abort) =>
-      client.chat.completions
-        .create(toChatRequest(request, setup.dialect), { signal: abort })
-        .asResponse(),
-    read: readChatStream,
-    fail: (error, sdk) =>
-      chatFailurePart(error, { provider: id, signal, endpoint, timeoutMs: limits.timeoutMs }, sdk),
-  })
 }
 
 function hostOf(url: string): string {

@@ -6,7 +6,7 @@ import { z } from 'zod'
 import type { JsonValue } from '../../core/index.js'
 import { defineTool } from '../define-tool.js'
 import type { Tool } from '../tool.js'
-import { runInProcessGroup, type StopReport } from './process-group.js'
+import type { StopReport } from './process-group.js'
 import { type BuiltinResult, canceledResult, errorResult } from './results.js'
 import { HeadTailBuffer } from './text-limits.js'
 import type { WorkspaceOptions } from './workspace.js'
@@ -27,6 +27,42 @@ export type BashToolOptions = Pick<WorkspaceOptions, 'workspace'> & {
 }
 
 /**
+ * The arguments: the zod schema that validates them, and the JSON Schema the model sees written
+ * out, so opening a session does no zod work (bench B10, docs/decisions/0142-tool-schemas-written-out.md;
+ * test/tools/builtin-schemas.test.ts keeps the two equal).
+ */
+export function bashParameters(defaultTimeoutMs: number, maxTimeoutMs: number) {
+  return {
+    parameters: z.object({
+      command: z.string().min(1).describe('The command line, run with bash -c in the workspace.'),
+      timeout: z
+        .number()
+        .positive()
+        .max(maxTimeoutMs / 1000)
+        .optional()
+        .describe(`Timeout in seconds. Default ${defaultTimeoutMs / 1000}.`),
+    }),
+    jsonSchema: {
+      type: 'object',
+      properties: {
+        command: {
+          type: 'string',
+          minLength: 1,
+          description: 'The command line, run with bash -c in the workspace.',
+        },
+        timeout: {
+          description: `Timeout in seconds. Default ${defaultTimeoutMs / 1000}.`,
+          type: 'number',
+          exclusiveMinimum: 0,
+          maximum: maxTimeoutMs / 1000,
+        },
+      },
+      required: ['command'],
+    },
+  }
+}
+
+/**
  * Creates the `bash` tool. Not confined to the workspace: it is a shell (the approval policy,
  * not this tool, decides which commands run). Exclusive: commands may change files others read.
  * Progress: `context.update({ output })` with each chunk of output as it arrives.
@@ -37,22 +73,15 @@ export function bashTool(
   const defaultTimeoutMs = options.timeoutMs ?? 120_000
   const maxTimeoutMs = Math.max(options.maxTimeoutMs ?? 600_000, defaultTimeoutMs)
   const maxOutputChars = options.maxOutputChars ?? 30_000
-  const parameters = z.object({
-    command: z.string().min(1).describe('The command line, run with bash -c in the workspace.'),
-    timeout: z
-      .number()
-      .positive()
-      .max(maxTimeoutMs / 1000)
-      .optional()
-      .describe(`Timeout in seconds. Default ${defaultTimeoutMs / 1000}.`),
-  })
   return defineTool({
     name: 'bash',
     description: `Run a shell command with bash -c in the workspace directory and get its output (stdout and stderr together) and exit code. Stdin is empty. Default timeout ${defaultTimeoutMs / 1000}s; on timeout the command and the processes it started are killed. Long output keeps its beginning and end. To leave a program running in the background, redirect its output (cmd > file 2>&1 &), or the call waits for it.`,
-    parameters,
+    ...bashParameters(defaultTimeoutMs, maxTimeoutMs),
     concurrency: 'exclusive',
     async execute(args, context): Promise<BuiltinResult> {
       if (context.signal.aborted) return canceledResult('bash')
+      // Loaded with the first call, so a session that runs no command does not load it (bench B10).
+      const { runInProcessGroup } = await import('./process-group.js')
       const timeoutMs = args.timeout === undefined ? defaultTimeoutMs : args.timeout * 1000
       const output = new HeadTailBuffer(
         Math.floor(maxOutputChars * 0.4),

@@ -35,28 +35,58 @@ export type EditToolOptions = WorkspaceOptions &
     readonly protectedPaths?: ProtectedPaths
   }
 
-const parameters = z.object({
-  path: z.string().min(1).describe('File path, relative to the workspace or absolute.'),
-  oldText: z
-    .string()
-    .describe(
-      'Text to replace, exactly as in the file (whitespace and line breaks included, no line numbers).',
-    ),
-  newText: z.string().describe('The replacement text.'),
-  replaceAll: z
-    .boolean()
-    .optional()
-    .describe('Replace every occurrence instead of requiring exactly one. Default false.'),
-})
+/**
+ * The arguments: the zod schema that validates them, and the JSON Schema the model sees written
+ * out, so opening a session does no zod work (bench B10, docs/decisions/0142-tool-schemas-written-out.md;
+ * test/tools/builtin-schemas.test.ts keeps the two equal).
+ */
+export const editParameters = {
+  parameters: z.object({
+    path: z.string().min(1).describe('File path, relative to the workspace or absolute.'),
+    oldText: z
+      .string()
+      .describe(
+        'Text to replace, exactly as in the file (whitespace and line breaks included, no line numbers).',
+      ),
+    newText: z.string().describe('The replacement text.'),
+    replaceAll: z
+      .boolean()
+      .optional()
+      .describe('Replace every occurrence instead of requiring exactly one. Default false.'),
+  }),
+  jsonSchema: {
+    type: 'object',
+    properties: {
+      path: {
+        type: 'string',
+        minLength: 1,
+        description: 'File path, relative to the workspace or absolute.',
+      },
+      oldText: {
+        type: 'string',
+        description:
+          'Text to replace, exactly as in the file (whitespace and line breaks included, no line numbers).',
+      },
+      newText: { type: 'string', description: 'The replacement text.' },
+      replaceAll: {
+        description: 'Replace every occurrence instead of requiring exactly one. Default false.',
+        type: 'boolean',
+      },
+    },
+    required: ['path', 'oldText', 'newText'],
+  },
+}
 
 /** Creates the `edit` tool. Exclusive: two edits of one file in a batch must not interleave. */
-export function editTool(options: EditToolOptions): Tool<z.output<typeof parameters>> {
+export function editTool(
+  options: EditToolOptions,
+): Tool<z.output<typeof editParameters.parameters>> {
   const guard = options.protectedPaths ?? protectedPaths({ workspace: options.workspace })
   return defineTool({
     name: 'edit',
     description:
       'Replace exact text in an existing file. oldText must match the file exactly (copy it from read output without the line numbers) and occur exactly once, unless replaceAll is true. Include a few surrounding lines to make it unique.',
-    parameters,
+    ...editParameters,
     concurrency: 'exclusive',
     async execute(args, context): Promise<BuiltinResult> {
       if (context.signal.aborted) return canceledResult('edit')

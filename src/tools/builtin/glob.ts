@@ -6,8 +6,6 @@ import { isAbsolute, join } from 'node:path'
 import { z } from 'zod'
 import { defineTool } from '../define-tool.js'
 import type { Tool } from '../tool.js'
-import { compileGlob, staticPrefix } from './glob-pattern.js'
-import { comparePaths } from './grep-search.js'
 import {
   type BuiltinResult,
   canceledResult,
@@ -15,7 +13,6 @@ import {
   fileErrorResult,
   textResult,
 } from './results.js'
-import { walk } from './walk.js'
 import {
   displayPath,
   placeName,
@@ -31,6 +28,51 @@ export type GlobToolOptions = WorkspaceOptions & {
   readonly maxLimit?: number
 }
 
+/**
+ * The arguments: the zod schema that validates them, and the JSON Schema the model sees written
+ * out, so opening a session does no zod work (bench B10, docs/decisions/0142-tool-schemas-written-out.md;
+ * test/tools/builtin-schemas.test.ts keeps the two equal).
+ */
+export function globParameters(defaultLimit: number, maxLimit: number) {
+  return {
+    parameters: z.object({
+      pattern: z
+        .string()
+        .min(1)
+        .describe(
+          'Glob relative to path: "*" and "?" within a name, "**" for any number of directories, {a,b} alternatives, [abc] classes. Example: "src/**/*.ts".',
+        ),
+      path: z.string().optional().describe('Directory to search from. Default: the workspace.'),
+      limit: z
+        .number()
+        .int()
+        .min(1)
+        .max(maxLimit)
+        .optional()
+        .describe(`Most paths to return. Default ${defaultLimit}.`),
+    }),
+    jsonSchema: {
+      type: 'object',
+      properties: {
+        pattern: {
+          type: 'string',
+          minLength: 1,
+          description:
+            'Glob relative to path: "*" and "?" within a name, "**" for any number of directories, {a,b} alternatives, [abc] classes. Example: "src/**/*.ts".',
+        },
+        path: { description: 'Directory to search from. Default: the workspace.', type: 'string' },
+        limit: {
+          description: `Most paths to return. Default ${defaultLimit}.`,
+          type: 'integer',
+          minimum: 1,
+          maximum: maxLimit,
+        },
+      },
+      required: ['pattern'],
+    },
+  }
+}
+
 /** Creates the `glob` tool. Lists files (and symlinks), never directories. */
 export function globTool(options: GlobToolOptions): Tool<{
   pattern: string
@@ -39,29 +81,19 @@ export function globTool(options: GlobToolOptions): Tool<{
 }> {
   const defaultLimit = options.defaultLimit ?? 500
   const maxLimit = Math.max(options.maxLimit ?? 5000, defaultLimit)
-  const parameters = z.object({
-    pattern: z
-      .string()
-      .min(1)
-      .describe(
-        'Glob relative to path: "*" and "?" within a name, "**" for any number of directories, {a,b} alternatives, [abc] classes. Example: "src/**/*.ts".',
-      ),
-    path: z.string().optional().describe('Directory to search from. Default: the workspace.'),
-    limit: z
-      .number()
-      .int()
-      .min(1)
-      .max(maxLimit)
-      .optional()
-      .describe(`Most paths to return. Default ${defaultLimit}.`),
-  })
   return defineTool({
     name: 'glob',
     description:
       'Find files by path pattern, e.g. "**/*.test.ts". Returns matching file paths (relative to the workspace), sorted. Skips .git, node_modules and files listed in .gitignore.',
-    parameters,
+    ...globParameters(defaultLimit, maxLimit),
     async execute(args, context): Promise<BuiltinResult> {
       if (context.signal.aborted) return canceledResult('glob')
+      // Loaded with the first call, so a session that globs nothing does not load them (bench B10).
+      const [{ compileGlob, staticPrefix }, { comparePaths }, { walk }] = await Promise.all([
+        import('./glob-pattern.js'),
+        import('./grep-search.js'),
+        import('./walk.js'),
+      ])
       const pattern = args.pattern.replace(/^\.\//, '')
       if (isAbsolute(pattern) || pattern.split('/').includes('..')) {
         return errorResult(

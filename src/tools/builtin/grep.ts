@@ -6,14 +6,7 @@ import { stat } from 'node:fs/promises'
 import { z } from 'zod'
 import { defineTool } from '../define-tool.js'
 import type { Tool } from '../tool.js'
-import {
-  comparePaths,
-  findOnPath,
-  type GrepOutcome,
-  type GrepQuery,
-  searchWithJavaScript,
-  searchWithRipgrep,
-} from './grep-search.js'
+import type { GrepOutcome, GrepQuery } from './grep-search.js'
 import {
   type BuiltinResult,
   canceledResult,
@@ -52,6 +45,75 @@ export type GrepToolOptions = WorkspaceOptions & {
   readonly regexTimeoutMs?: number
 }
 
+/**
+ * The arguments: the zod schema that validates them, and the JSON Schema the model sees written
+ * out, so opening a session does no zod work (bench B10, docs/decisions/0142-tool-schemas-written-out.md;
+ * test/tools/builtin-schemas.test.ts keeps the two equal).
+ */
+export function grepParameters(defaultLimit: number, maxLimit: number) {
+  return {
+    parameters: z.object({
+      pattern: z
+        .string()
+        .min(1)
+        .describe(
+          'Regular expression searched line by line (the common subset of JavaScript and Rust syntax: no lookaround or backreferences).',
+        ),
+      path: z.string().optional().describe('File or directory to search. Default: the workspace.'),
+      glob: z
+        .string()
+        .optional()
+        .describe(
+          'Only files matching this glob: without "/" it matches file names ("*.ts"), with "/" paths below the searched directory ("src/**/*.ts"); a leading "!" excludes.',
+        ),
+      ignoreCase: z.boolean().optional().describe('Case-insensitive search. Default false.'),
+      literal: z
+        .boolean()
+        .optional()
+        .describe('Treat pattern as plain text, not a regex. Default false.'),
+      limit: z
+        .number()
+        .int()
+        .min(1)
+        .max(maxLimit)
+        .optional()
+        .describe(`Most matches to return. Default ${defaultLimit}.`),
+    }),
+    jsonSchema: {
+      type: 'object',
+      properties: {
+        pattern: {
+          type: 'string',
+          minLength: 1,
+          description:
+            'Regular expression searched line by line (the common subset of JavaScript and Rust syntax: no lookaround or backreferences).',
+        },
+        path: {
+          description: 'File or directory to search. Default: the workspace.',
+          type: 'string',
+        },
+        glob: {
+          description:
+            'Only files matching this glob: without "/" it matches file names ("*.ts"), with "/" paths below the searched directory ("src/**/*.ts"); a leading "!" excludes.',
+          type: 'string',
+        },
+        ignoreCase: { description: 'Case-insensitive search. Default false.', type: 'boolean' },
+        literal: {
+          description: 'Treat pattern as plain text, not a regex. Default false.',
+          type: 'boolean',
+        },
+        limit: {
+          description: `Most matches to return. Default ${defaultLimit}.`,
+          type: 'integer',
+          minimum: 1,
+          maximum: maxLimit,
+        },
+      },
+      required: ['pattern'],
+    },
+  }
+}
+
 /** Creates the `grep` tool. The result's `meta.engine` says which engine ran. */
 export function grepTool(options: GrepToolOptions): Tool<{
   pattern: string
@@ -68,43 +130,21 @@ export function grepTool(options: GrepToolOptions): Tool<{
   const findRipgrep = () => {
     if (options.ripgrep === false) return Promise.resolve(undefined)
     if (options.ripgrep !== undefined) return Promise.resolve(options.ripgrep)
-    ripgrep ??= findOnPath('rg')
+    ripgrep ??= import('./grep-search.js').then((search) => search.findOnPath('rg'))
     return ripgrep
   }
-  const parameters = z.object({
-    pattern: z
-      .string()
-      .min(1)
-      .describe(
-        'Regular expression searched line by line (the common subset of JavaScript and Rust syntax: no lookaround or backreferences).',
-      ),
-    path: z.string().optional().describe('File or directory to search. Default: the workspace.'),
-    glob: z
-      .string()
-      .optional()
-      .describe(
-        'Only files matching this glob: without "/" it matches file names ("*.ts"), with "/" paths below the searched directory ("src/**/*.ts"); a leading "!" excludes.',
-      ),
-    ignoreCase: z.boolean().optional().describe('Case-insensitive search. Default false.'),
-    literal: z
-      .boolean()
-      .optional()
-      .describe('Treat pattern as plain text, not a regex. Default false.'),
-    limit: z
-      .number()
-      .int()
-      .min(1)
-      .max(maxLimit)
-      .optional()
-      .describe(`Most matches to return. Default ${defaultLimit}.`),
-  })
   return defineTool({
     name: 'grep',
     description:
       'Search file contents for a regular expression. Returns "path:line:text" for each matching line, in path order. Skips .git, node_modules, files listed in .gitignore and binary files.',
-    parameters,
+    ...grepParameters(defaultLimit, maxLimit),
     async execute(args, context): Promise<BuiltinResult> {
       if (context.signal.aborted) return canceledResult('grep')
+      // Loaded with the first call, so a session that searches nothing does not load the search
+      // engines (bench B10).
+      const { comparePaths, searchWithJavaScript, searchWithRipgrep } = await import(
+        './grep-search.js'
+      )
       const resolved = await resolveWorkspacePath(options, args.path ?? '.', context.signal)
       if (!resolved.ok)
         return resolved.isCanceled ? canceledResult('grep') : errorResult(resolved.message)

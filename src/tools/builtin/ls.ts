@@ -21,22 +21,41 @@ export type LsToolOptions = WorkspaceOptions & {
   readonly defaultLimit?: number
 }
 
-const parameters = z.object({
-  path: z.string().optional().describe('Directory to list. Default: the workspace.'),
-  limit: z.number().int().min(1).optional().describe('Most entries to return.'),
-})
+/**
+ * The arguments: the zod schema that validates them, and the JSON Schema the model sees written
+ * out, so opening a session does no zod work (bench B10, docs/decisions/0142-tool-schemas-written-out.md;
+ * test/tools/builtin-schemas.test.ts keeps the two equal).
+ */
+export const lsParameters = {
+  parameters: z.object({
+    path: z.string().optional().describe('Directory to list. Default: the workspace.'),
+    limit: z.number().int().min(1).optional().describe('Most entries to return.'),
+  }),
+  jsonSchema: {
+    type: 'object',
+    properties: {
+      path: { description: 'Directory to list. Default: the workspace.', type: 'string' },
+      limit: {
+        description: 'Most entries to return.',
+        type: 'integer',
+        minimum: 1,
+        maximum: Number.MAX_SAFE_INTEGER,
+      },
+    },
+  },
+}
 
 /**
  * Creates the `ls` tool. Lists everything, hidden and ignored entries included: it shows one
  * directory as it is (glob and grep are the ones that skip ignored files).
  */
-export function lsTool(options: LsToolOptions): Tool<z.output<typeof parameters>> {
+export function lsTool(options: LsToolOptions): Tool<z.output<typeof lsParameters.parameters>> {
   const defaultLimit = options.defaultLimit ?? 500
   return defineTool({
     name: 'ls',
     description:
       'List a directory: one entry per line, sorted by name; directories end with "/", symlinks show "-> target". Includes hidden files.',
-    parameters,
+    ...lsParameters,
     async execute(args, context): Promise<BuiltinResult> {
       if (context.signal.aborted) return canceledResult('ls')
       const resolved = await resolveWorkspacePath(options, args.path ?? '.', context.signal)

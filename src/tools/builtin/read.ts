@@ -32,26 +32,58 @@ export type ReadToolOptions = WorkspaceOptions & {
   readonly maxImageBytes?: number
 }
 
-const parameters = z.object({
-  path: z.string().min(1).describe('File path, relative to the workspace or absolute.'),
-  offset: z
-    .number()
-    .int()
-    .min(1)
-    .optional()
-    .describe('First line to read, counting from 1. Default 1.'),
-  limit: z.number().int().min(1).optional().describe('How many lines to read.'),
-})
+/**
+ * The arguments: the zod schema that validates them, and the JSON Schema the model sees written
+ * out, so opening a session does no zod work (bench B10, docs/decisions/0142-tool-schemas-written-out.md;
+ * test/tools/builtin-schemas.test.ts keeps the two equal).
+ */
+export const readParameters = {
+  parameters: z.object({
+    path: z.string().min(1).describe('File path, relative to the workspace or absolute.'),
+    offset: z
+      .number()
+      .int()
+      .min(1)
+      .optional()
+      .describe('First line to read, counting from 1. Default 1.'),
+    limit: z.number().int().min(1).optional().describe('How many lines to read.'),
+  }),
+  jsonSchema: {
+    type: 'object',
+    properties: {
+      path: {
+        type: 'string',
+        minLength: 1,
+        description: 'File path, relative to the workspace or absolute.',
+      },
+      offset: {
+        description: 'First line to read, counting from 1. Default 1.',
+        type: 'integer',
+        minimum: 1,
+        maximum: Number.MAX_SAFE_INTEGER,
+      },
+      limit: {
+        description: 'How many lines to read.',
+        type: 'integer',
+        minimum: 1,
+        maximum: Number.MAX_SAFE_INTEGER,
+      },
+    },
+    required: ['path'],
+  },
+}
 
 /** Creates the `read` tool. Never throws for file problems: they are error results. */
-export function readTool(options: ReadToolOptions): Tool<z.output<typeof parameters>> {
+export function readTool(
+  options: ReadToolOptions,
+): Tool<z.output<typeof readParameters.parameters>> {
   const maxLines = options.maxLines ?? 2000
   const maxLineChars = options.maxLineChars ?? 2000
   const maxChars = options.maxChars ?? 40_000
   return defineTool({
     name: 'read',
     description: `Read a file. Text comes back with line numbers ("  12\\tcontent"; the number and tab are not part of the file). At most ${maxLines} lines per call: use offset and limit for long files. Images (PNG, JPEG, GIF, WebP) come back as images. Binary files are refused.`,
-    parameters,
+    ...readParameters,
     async execute(args, context): Promise<BuiltinResult> {
       if (context.signal.aborted) return canceledResult('read')
       const resolved = await resolveWorkspacePath(options, args.path, context.signal)

@@ -27,19 +27,40 @@ export type WriteToolOptions = WorkspaceOptions &
     readonly protectedPaths?: ProtectedPaths
   }
 
-const parameters = z.object({
-  path: z.string().min(1).describe('File path, relative to the workspace or absolute.'),
-  content: z.string().describe('The complete new content of the file.'),
-})
+/**
+ * The arguments: the zod schema that validates them, and the JSON Schema the model sees written
+ * out, so opening a session does no zod work (bench B10, docs/decisions/0142-tool-schemas-written-out.md;
+ * test/tools/builtin-schemas.test.ts keeps the two equal).
+ */
+export const writeParameters = {
+  parameters: z.object({
+    path: z.string().min(1).describe('File path, relative to the workspace or absolute.'),
+    content: z.string().describe('The complete new content of the file.'),
+  }),
+  jsonSchema: {
+    type: 'object',
+    properties: {
+      path: {
+        type: 'string',
+        minLength: 1,
+        description: 'File path, relative to the workspace or absolute.',
+      },
+      content: { type: 'string', description: 'The complete new content of the file.' },
+    },
+    required: ['path', 'content'],
+  },
+}
 
 /** Creates the `write` tool. Exclusive: writes do not race other calls of the batch. */
-export function writeTool(options: WriteToolOptions): Tool<z.output<typeof parameters>> {
+export function writeTool(
+  options: WriteToolOptions,
+): Tool<z.output<typeof writeParameters.parameters>> {
   const guard = options.protectedPaths ?? protectedPaths({ workspace: options.workspace })
   return defineTool({
     name: 'write',
     description:
       'Write a whole file (created, or replaced if it exists), creating missing parent directories. To change part of an existing file, prefer edit.',
-    parameters,
+    ...writeParameters,
     concurrency: 'exclusive',
     async execute(args, context): Promise<BuiltinResult> {
       if (context.signal.aborted) return canceledResult('write')
