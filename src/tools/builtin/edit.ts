@@ -9,6 +9,7 @@ import { type ProtectedPaths, protectedPaths } from '../protected-paths.js'
 import type { Tool } from '../tool.js'
 import { cappedDiff } from './diff.js'
 import { looksBinary, SNIFF_BYTES } from './file-kind.js'
+import { FILE_PATH_JSON_SCHEMA, filePathParameter } from './file-path-parameter.js'
 import { refuseIndirectProtected } from './protected-guard.js'
 import {
   type BuiltinResult,
@@ -42,7 +43,7 @@ export type EditToolOptions = WorkspaceOptions &
  */
 export const editParameters = {
   parameters: z.object({
-    path: z.string().min(1).describe('File path, relative to the workspace or absolute.'),
+    path: filePathParameter,
     oldText: z
       .string()
       .describe(
@@ -57,11 +58,7 @@ export const editParameters = {
   jsonSchema: {
     type: 'object',
     properties: {
-      path: {
-        type: 'string',
-        minLength: 1,
-        description: 'File path, relative to the workspace or absolute.',
-      },
+      path: FILE_PATH_JSON_SCHEMA,
       oldText: {
         type: 'string',
         description:

@@ -8,6 +8,7 @@ import { z } from 'zod'
 import { defineTool } from '../define-tool.js'
 import type { Tool } from '../tool.js'
 import { imageMediaType, looksBinary, readHeadOf } from './file-kind.js'
+import { FILE_PATH_JSON_SCHEMA, filePathParameter } from './file-path-parameter.js'
 import {
   type BuiltinResult,
   canceledResult,
@@ -39,7 +40,7 @@ export type ReadToolOptions = WorkspaceOptions & {
  */
 export const readParameters = {
   parameters: z.object({
-    path: z.string().min(1).describe('File path, relative to the workspace or absolute.'),
+    path: filePathParameter,
     offset: z
       .number()
       .int()
@@ -51,11 +52,7 @@ export const readParameters = {
   jsonSchema: {
     type: 'object',
     properties: {
-      path: {
-        type: 'string',
-        minLength: 1,
-        description: 'File path, relative to the workspace or absolute.',
-      },
+      path: FILE_PATH_JSON_SCHEMA,
       offset: {
         description: 'First line to read, counting from 1. Default 1.',
         type: 'integer',

@@ -6,6 +6,7 @@ import { z } from 'zod'
 import { defineTool } from '../define-tool.js'
 import { type ProtectedPaths, protectedPaths } from '../protected-paths.js'
 import type { Tool } from '../tool.js'
+import { FILE_PATH_JSON_SCHEMA, filePathParameter } from './file-path-parameter.js'
 import { refuseIndirectProtected } from './protected-guard.js'
 import {
   type BuiltinResult,
@@ -34,17 +35,13 @@ export type WriteToolOptions = WorkspaceOptions &
  */
 export const writeParameters = {
   parameters: z.object({
-    path: z.string().min(1).describe('File path, relative to the workspace or absolute.'),
+    path: filePathParameter,
     content: z.string().describe('The complete new content of the file.'),
   }),
   jsonSchema: {
     type: 'object',
     properties: {
-      path: {
-        type: 'string',
-        minLength: 1,
-        description: 'File path, relative to the workspace or absolute.',
-      },
+      path: FILE_PATH_JSON_SCHEMA,
       content: { type: 'string', description: 'The complete new content of the file.' },
     },
     required: ['path', 'content'],
