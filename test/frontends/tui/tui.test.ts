@@ -72,6 +72,18 @@ async function sessions(
 }
 
 /** Waits for the status line to say the agent is idle. */
+/** The person's own prompts in a log (not context, steering or references). */
+function personPrompts(events: readonly SessionEvent[]): SessionEvent[] {
+  return events.filter(
+    (event) =>
+      event.type === 'user/message' &&
+      (event.data as { source: { kind: string } }).source.kind === 'user',
+  )
+}
+
+const firstText = (event: SessionEvent) =>
+  (event.data as { content: { text: string }[] }).content[0]!.text
+
 const idle = (run: TerminalRun) =>
   run.waitFor(/session \w{8} · (turn \d+ · )?idle/, 'the idle status')
 
@@ -115,14 +127,8 @@ describe('rudder in a terminal', () => {
       (event) => event.type === 'step/start' && (event.data as { step: number }).step === 2,
     )!
     expect(steering.seq).toBeLessThan(stepTwo.seq)
-    const prompts = events.filter(
-      (event) =>
-        event.type === 'user/message' &&
-        (event.data as { source: { kind: string } }).source.kind === 'user',
-    )
-    expect(
-      prompts.map((event) => (event.data as { content: { text: string }[] }).content[0]!.text),
-    ).toEqual(['first task', 'then add tests'])
+    const prompts = personPrompts(events)
+    expect(prompts.map(firstText)).toEqual(['first task', 'then add tests'])
     const turnOfFollowUp = events.filter((event) => event.type === 'turn/start').at(-1)!
     expect(turnOfFollowUp.data).toMatchObject({ turn: 2 })
     expect(prompts[1]!.seq).toBe(turnOfFollowUp.seq + 1)
@@ -220,14 +226,8 @@ describe('rudder in a terminal', () => {
     const [session] = await sessions(context)
     const events = session!.events
     expect(JSON.stringify(events)).not.toContain('obsolete idea')
-    const prompts = events.filter(
-      (event) =>
-        event.type === 'user/message' &&
-        (event.data as { source: { kind: string } }).source.kind === 'user',
-    )
-    expect(
-      prompts.map((event) => (event.data as { content: { text: string }[] }).content[0]!.text),
-    ).toEqual(['first task', 'keep this one'])
+    const prompts = personPrompts(events)
+    expect(prompts.map(firstText)).toEqual(['first task', 'keep this one'])
     const ends = events.filter((event) => event.type === 'turn/end')
     expect(ends.map((event) => (event.data as { reason: { kind: string } }).reason.kind)).toEqual([
       'completed',
