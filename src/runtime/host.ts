@@ -14,7 +14,6 @@ import { ConfigError, type JsonObject, RudderError } from '../core/index.js'
 import { createMcpManager, type McpManager } from '../mcp/manager.js'
 import type { McpServerConfig } from '../mcp/server-config.js'
 import type { Provider } from '../providers/provider.js'
-import { chooseStoreUrl, openStore } from '../stores/index.js'
 import type { SessionStore, StoredSession } from '../stores/store.js'
 import { type ApprovalPolicy, DEFAULT_APPROVAL_POLICY } from '../tools/approval-policy.js'
 import { builtinTools } from '../tools/builtin/index.js'
@@ -25,6 +24,7 @@ import {
   type Asker,
   createApprovalControl,
 } from './approval-control.js'
+import { openChosenStore } from './chosen-store.js'
 import { type Environment, type LoadedConfig, loadConfig, rudderHome } from './config.js'
 import { type NetworkOverrides, retryOptionsOf } from './config-network.js'
 import { BUILT_IN_PROVIDER_NAMES, BUILT_IN_PROVIDERS } from './config-providers.js'
@@ -135,7 +135,7 @@ export async function openHost(options: HostOptions): Promise<Host> {
   const cwd = resolve(options.cwd)
   const config = loadConfig({ cwd, env: options.env, home: options.home })
   const env = { HOME: options.home, ...options.env }
-  const store = await openStore(chooseStoreUrl(options.store, env, config.config.store), { env })
+  const store = await openChosenStore(options.store, env, config.config.store)
   const notices = createNoticeBoard()
   const sessions = new Map<string, SessionRuntime>()
   let closing: Promise<void> | undefined

@@ -25,7 +25,10 @@ export function sessionExists(id: string, url: string): RudderError {
  */
 export function storeFailure(what: string, error: unknown): Error {
   if (error instanceof RudderError) return error
-  const fix = fixFor((error as NodeJS.ErrnoException | undefined)?.code)
+  const failure = error as NodeJS.ErrnoException | undefined
+  // A recursive mkdir through a path whose component is a file reports EEXIST.
+  const code = failure?.code === 'EEXIST' && failure.syscall === 'mkdir' ? 'ENOTDIR' : failure?.code
+  const fix = fixFor(code)
   return new StoreError(
     `${what}: ${error instanceof Error ? error.message : String(error)}${fix ? `; ${fix}` : ''}`,
     { cause: error },

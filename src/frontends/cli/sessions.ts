@@ -6,15 +6,14 @@ import { randomUUID } from 'node:crypto'
 import { createReadStream, createWriteStream, openSync } from 'node:fs'
 import { finished } from 'node:stream/promises'
 import {
-  chooseStoreUrl,
   loadConfig,
-  openStore,
   RudderError,
   type SessionEvent,
   type SessionHeader,
   type SessionListing,
   type SessionStore,
 } from '../../index.js'
+import { openChosenStore } from '../../runtime/chosen-store.js'
 import { resolveSessionId } from '../../runtime/session-ids.js'
 import type { SessionsCommand } from './args.js'
 import type { CliIo } from './io.js'
@@ -27,9 +26,7 @@ export async function runSessions(
 ): Promise<number> {
   const config = loadConfig({ cwd: io.cwd, env: io.env, home: io.home })
   for (const notice of config.notices) io.stderr.write(`rudder: ${notice.message}\n`)
-  const store = await openStore(chooseStoreUrl(storeUrl, io.env, config.config.store), {
-    env: { HOME: io.home, ...io.env },
-  })
+  const store = await openChosenStore(storeUrl, { HOME: io.home, ...io.env }, config.config.store)
   try {
     return await run(command, store, io)
   } finally {

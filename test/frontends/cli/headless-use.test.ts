@@ -179,6 +179,25 @@ describe('usage errors exit 2 naming the argument', () => {
     expect(exported.stderr).toContain(out)
     expect(exported.stderr).not.toContain('unexpected failure')
   })
+
+  it('a store that cannot be opened is a setup error: exit 2 naming the path, for runs and session commands', async () => {
+    const env = cleanEnv()
+    const file = join(scratch, `plain-file-${++files}`)
+    writeFileSync(file, 'not a directory')
+    const store = `sqlite:${join(file, 'sessions.db')}`
+    const run = await runCli(
+      ['--store', store, '--provider', script([{ text: 'x' }]), '--cwd', workspace(), 'hi'],
+      { env },
+    )
+    expect(run.code).toBe(2)
+    expect(run.stderr).toContain(join(file, 'sessions.db'))
+    expect(run.stderr).toContain('a file is in the way of a store directory')
+    expect(run.stderr).not.toContain('unexpected failure')
+    expect(run.stderr).not.toMatch(/^\s+at /m)
+    const listed = await runCli(['sessions', 'list', '--store', store], { env })
+    expect(listed.code).toBe(2)
+    expect(listed.stderr).toContain(join(file, 'sessions.db'))
+  })
 })
 
 describe('pipes closed early', () => {
