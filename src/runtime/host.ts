@@ -32,6 +32,7 @@ import { chooseMcpServers } from './mcp-servers.js'
 import { createNoticeBoard, type NoticeBoard } from './notices.js'
 import { packageVersion } from './package-version.js'
 import { resolveProvider } from './provider-from-config.js'
+import { resolveSessionId } from './session-ids.js'
 import { isDirectoryTrusted } from './trust.js'
 import { installWorkspaceContext } from './workspace-context.js'
 
@@ -412,7 +413,7 @@ async function chooseProvider(composition: Composition, options: SessionDefaults
     return { provider, model, label: `scripted/${model}`, params: {} }
   }
   if (spec?.startsWith('replay:')) {
-    const id = spec.slice('replay:'.length)
+    const id = await resolveSessionId(store, spec.slice('replay:'.length))
     const { events } = await store.read(id)
     const { replayProvider } = await import('../providers/replay/index.js')
     const provider = replayProvider(events)
@@ -475,7 +476,7 @@ async function openChosenSession(
     case 'new':
       return store.create({ cwd, ...(choice.title === undefined ? {} : { title: choice.title }) })
     case 'resume':
-      return store.open(choice.id)
+      return store.open(await resolveSessionId(store, choice.id))
     case 'continue': {
       const [latest] = await store.list({ cwd, limit: 1 })
       if (!latest)

@@ -5,6 +5,8 @@
 import { RudderError } from '../core/index.js'
 import type { SessionStore } from '../stores/store.js'
 
+const FULL_UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
+
 /** Rows read per page of the listing while looking for matches. */
 const PAGE = 500
 
@@ -14,6 +16,8 @@ const PAGE = 500
  * the candidates when several do.
  */
 export async function resolveSessionId(store: SessionStore, text: string): Promise<string> {
+  // A whole UUID is no prefix of another: skip the listing (resume stays flat in store size).
+  if (FULL_UUID.test(text)) return text
   const matches: string[] = []
   let cursor: string | undefined
   for (;;) {

@@ -402,6 +402,38 @@ describe('approvals', () => {
 })
 
 describe('what users of the peers expect', () => {
+  it('--provider replay:<id prefix> replays a recorded session, like --resume takes a prefix', async () => {
+    const env = cleanEnv()
+    const store = jsonlStore()
+    const cwd = workspace()
+    const recorded = await runCli(
+      [
+        '--store',
+        store,
+        '--output-format',
+        'json',
+        '--provider',
+        script([{ text: 'recorded answer' }]),
+        '--cwd',
+        cwd,
+        'hi',
+      ],
+      { env },
+    )
+    const id = (JSON.parse(recorded.stdout) as Final).sessionId
+    const replayed = await runCli(
+      ['--store', store, '--provider', `replay:${id.slice(0, 8)}`, '--cwd', cwd, 'hi'],
+      { env },
+    )
+    expect(replayed).toMatchObject({ code: 0, stdout: 'recorded answer\n' })
+    const unknown = await runCli(
+      ['--store', store, '--provider', 'replay:zzzz', '--cwd', cwd, 'hi'],
+      { env },
+    )
+    expect(unknown.code).toBe(2)
+    expect(unknown.stderr).toContain('"zzzz"')
+  })
+
   it('--output-format json: one object with status, text, usage, duration, session id and denials', async () => {
     const result = await runCli(
       [
