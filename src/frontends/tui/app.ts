@@ -52,6 +52,8 @@ export type AppOptions = {
   readonly home: string
   /** Called once when the person quits, with the exit code (0, or 130 after Ctrl-C). */
   readonly onQuit: (code: number) => void
+  /** The start-up screen's editor, taken over with what was typed (docs/decisions/0083). */
+  readonly editor?: Editor
 }
 
 export class App {
@@ -77,7 +79,7 @@ export class App {
   constructor(private readonly options: AppOptions) {
     const { tui, theme } = options
     this.view = new TranscriptView(() => this.transcript.items, theme)
-    this.editor = new Editor(tui, theme.editor)
+    this.editor = options.editor ?? new Editor(tui, theme.editor)
     this.editor.onSubmit = (text) => void this.submit(text, 'enter')
     const screen: Component = {
       render: (width) => this.render(width),

@@ -5,7 +5,6 @@
  */
 import type { CliCommand } from '../cli/args.js'
 import { UsageError } from '../cli/args.js'
-import { runEnvironment } from '../cli/headless.js'
 import type { CliIo } from '../cli/io.js'
 import { runInteractive } from './run.js'
 
@@ -26,8 +25,10 @@ export async function runInteractiveCommand(
     {
       cwd: options.cwd,
       invocationDir: io.cwd,
-      // `-c key=value` and `--allow` apply to the UI's session as to a headless run.
-      env: runEnvironment(io.env, options),
+      env: io.env,
+      // `-c key=value` and `--allow` apply to the UI's session as to a headless run. The
+      // headless module loads the runtime: it is imported after the first frame (decision 0083).
+      sessionEnv: async () => (await import('../cli/headless.js')).runEnvironment(io.env, options),
       home: io.home,
       continueLatest: options.continueLatest,
       ...(command.task === undefined ? {} : { task: command.task }),
