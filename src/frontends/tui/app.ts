@@ -107,6 +107,14 @@ export class App {
     return this.submit(text, 'enter')
   }
 
+  /**
+   * Sends a prompt submitted while the session was opening (docs/decisions/0083): a prompt of
+   * its own, queued behind the ones before it, never a steer into their turn.
+   */
+  sendQueued(text: string): Promise<void> {
+    return this.submit(text, 'queue')
+  }
+
   /** Closes the current session (its turn, if any, ends `canceled` in the log). */
   async close(): Promise<void> {
     this.detach?.()

@@ -7,7 +7,9 @@
  */
 import { appendFileSync, mkdirSync } from 'node:fs'
 import { join } from 'node:path'
-import { ProcessTerminal, TUI } from '@mariozechner/pi-tui'
+// Not pi-tui's index, which loads what the first frame does not need (see startup-screen.ts).
+import { ProcessTerminal } from '@mariozechner/pi-tui/dist/terminal.js'
+import { TUI } from '@mariozechner/pi-tui/dist/tui.js'
 import type { Host, SessionChoice } from '../../runtime/host.js'
 import type { App } from './app.js'
 import { StartupScreen } from './startup-screen.js'
@@ -126,8 +128,7 @@ export async function runInteractive(
     })
     await app.open(choiceOf(options))
     // The task of `rudder -i "task"` first, then what was submitted while starting, in order.
-    const first = [...(options.task === undefined ? [] : [options.task]), ...queued]
-    void sendInOrder(app, first)
+    void sendInOrder(app, options.task, queued)
     const code = await quitting
     // The running turn, if any, ends `canceled` in the log before the store closes.
     await app.close()
@@ -181,9 +182,17 @@ async function openHostOf(
   })
 }
 
-/** Each prompt is sent once the one before it is (a mention is read before its prompt is sent). */
-async function sendInOrder(app: App, texts: readonly string[]): Promise<void> {
-  for (const text of texts) await app.sendInitial(text)
+/**
+ * Each prompt is sent once the one before it is (a mention is read before its prompt is sent):
+ * the task as if typed, then the queued prompts, each a prompt of its own.
+ */
+async function sendInOrder(
+  app: App,
+  task: string | undefined,
+  queued: readonly string[],
+): Promise<void> {
+  if (task !== undefined) await app.sendInitial(task)
+  for (const text of queued) await app.sendQueued(text)
 }
 
 function choiceOf(options: InteractiveOptions): SessionChoice {

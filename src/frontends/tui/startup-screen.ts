@@ -5,7 +5,12 @@
  * provider and tools are loaded. The App takes its editor over, text and history included, and
  * sends the queued prompts in order once the session is open: nothing typed here is lost.
  */
-import { type Component, Editor, matchesKey, type TUI, truncateToWidth } from '@mariozechner/pi-tui'
+// pi-tui's modules one by one, not its index: the index also loads Markdown (marked), images and
+// autocompletion, which the first frame does not need (docs/decisions/0083; the version is pinned).
+import { Editor } from '@mariozechner/pi-tui/dist/components/editor.js'
+import { matchesKey } from '@mariozechner/pi-tui/dist/keys.js'
+import type { Component, TUI } from '@mariozechner/pi-tui/dist/tui.js'
+import { truncateToWidth } from '@mariozechner/pi-tui/dist/utils.js'
 import type { Theme } from './theme.js'
 
 /** A second Ctrl-C within this window quits (as in the App). */

@@ -460,6 +460,23 @@ describe('rudder in a terminal', () => {
     expect(headers[0]).not.toBe('mini')
   })
 
+  it('takes prompts typed at start-up, before the session is open, and sends them in order', async () => {
+    const context = setup()
+    const run = start(context, [{ text: 'First answer.' }, { text: 'Second answer.' }])
+    // The first frame: the editor takes keys while the host opens (docs/decisions/0083).
+    await run.waitFor(/starting…| · idle · /, 'the first frame')
+    run.type('early one')
+    run.type(KEYS.enter)
+    run.type('early two')
+    run.type(KEYS.enter)
+    await run.waitFor('Second answer.')
+    await idle(run)
+    run.type(KEYS.ctrlD)
+    expect(await run.exited).toBe(0)
+    const [only] = await sessions(context)
+    expect(personPrompts(only!.events).map(firstText)).toEqual(['early one', 'early two'])
+  })
+
   it('rudder -i "task" opens the UI and sends the task', async () => {
     const context = setup()
     const run = start(context, [{ text: 'Task received.' }], ['-i', 'do the thing'])
