@@ -6,7 +6,6 @@
 import type { CliCommand } from '../cli/args.js'
 import { UsageError } from '../cli/args.js'
 import type { CliIo } from '../cli/io.js'
-import { runInteractive } from './run.js'
 
 export async function runInteractiveCommand(
   command: Extract<CliCommand, { kind: 'interactive' }>,
@@ -21,6 +20,16 @@ export async function runInteractiveCommand(
   const { options } = command
   if (options.yes)
     io.stderr.write('rudder: --yes is for headless runs; the terminal UI asks you instead\n')
+  // Keys typed while the UI loads wait in the terminal's buffer unechoed, Enter as Enter, for
+  // the editor to read (docs/decisions/0083); run.ts puts the terminal back on every way out.
+  setRaw(io, true)
+  let runInteractive: typeof import('./run.js').runInteractive
+  try {
+    ;({ runInteractive } = await import('./run.js'))
+  } catch (error) {
+    setRaw(io, false)
+    throw error
+  }
   return runInteractive(
     {
       cwd: options.cwd,
@@ -41,4 +50,8 @@ export async function runInteractiveCommand(
     },
     io,
   )
+}
+
+function setRaw(io: CliIo, isRaw: boolean): void {
+  ;(io.stdin as { setRawMode?: (isRaw: boolean) => void } | undefined)?.setRawMode?.(isRaw)
 }

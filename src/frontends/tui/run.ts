@@ -61,6 +61,8 @@ export async function runInteractive(
     if (isRestored) return
     isRestored = true
     tui.stop()
+    // command.ts made the terminal raw before pi-tui loaded; pi-tui puts back what it found.
+    process.stdin.setRawMode?.(false)
     process.stdout.write(LEAVE_ALTERNATE_SCREEN)
   }
   // Known once the config module is loaded (just after the first frame); a failure before that
