@@ -1,7 +1,8 @@
 /**
  * The terminal UI's own costs (BENCHMARKS.md):
- * - B10 (TUI): `rudder` in a real pseudo-terminal until the status line says `idle` (ready for
- *   input), against `node -e 0`, interleaved.
+ * - B10 (TUI): `rudder` in a real pseudo-terminal until it is ready for input (the editor drawn:
+ *   `starting…` or `idle` in the status line, docs/decisions/0083), against `node -e 0`,
+ *   interleaved; and, without a target, until the session is open (`idle`).
  * - B7: the CPU of one frame (a streamed delta folded in and the screen re-rendered through
  *   pi-tui's differential renderer) behind a transcript of 100 and of 100k lines; and a
  *   keystroke in the editor with the 100k-line transcript behind it.
