@@ -52,6 +52,8 @@ export type AppOptions = {
   readonly home: string
   /** Called once when the person quits, with the exit code (0, or 130 after Ctrl-C). */
   readonly onQuit: (code: number) => void
+  /** The start-up screen's editor, taken over with what was typed (docs/decisions/0083). */
+  readonly editor?: Editor
 }
 
 export class App {
@@ -77,7 +79,7 @@ export class App {
   constructor(private readonly options: AppOptions) {
     const { tui, theme } = options
     this.view = new TranscriptView(() => this.transcript.items, theme)
-    this.editor = new Editor(tui, theme.editor)
+    this.editor = options.editor ?? new Editor(tui, theme.editor)
     this.editor.onSubmit = (text) => void this.submit(text, 'enter')
     const screen: Component = {
       render: (width) => this.render(width),
@@ -103,6 +105,14 @@ export class App {
   /** Sends `text` as if typed and submitted (`rudder -i "task"`). */
   sendInitial(text: string): Promise<void> {
     return this.submit(text, 'enter')
+  }
+
+  /**
+   * Sends a prompt submitted while the session was opening (docs/decisions/0083): a prompt of
+   * its own, queued behind the ones before it, never a steer into their turn.
+   */
+  sendQueued(text: string): Promise<void> {
+    return this.submit(text, 'queue')
   }
 
   /** Closes the current session (its turn, if any, ends `canceled` in the log). */

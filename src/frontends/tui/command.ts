@@ -5,9 +5,7 @@
  */
 import type { CliCommand } from '../cli/args.js'
 import { UsageError } from '../cli/args.js'
-import { runEnvironment } from '../cli/headless.js'
 import type { CliIo } from '../cli/io.js'
-import { runInteractive } from './run.js'
 
 export async function runInteractiveCommand(
   command: Extract<CliCommand, { kind: 'interactive' }>,
@@ -22,12 +20,24 @@ export async function runInteractiveCommand(
   const { options } = command
   if (options.yes)
     io.stderr.write('rudder: --yes is for headless runs; the terminal UI asks you instead\n')
+  // Keys typed while the UI loads wait in the terminal's buffer unechoed, Enter as Enter, for
+  // the editor to read (docs/decisions/0083); run.ts puts the terminal back on every way out.
+  setRaw(io, true)
+  let runInteractive: typeof import('./run.js').runInteractive
+  try {
+    ;({ runInteractive } = await import('./run.js'))
+  } catch (error) {
+    setRaw(io, false)
+    throw error
+  }
   return runInteractive(
     {
       cwd: options.cwd,
       invocationDir: io.cwd,
-      // `-c key=value` and `--allow` apply to the UI's session as to a headless run.
-      env: runEnvironment(io.env, options),
+      env: io.env,
+      // `-c key=value` and `--allow` apply to the UI's session as to a headless run. The
+      // headless module loads the runtime: it is imported after the first frame (decision 0083).
+      sessionEnv: async () => (await import('../cli/headless.js')).runEnvironment(io.env, options),
       home: io.home,
       continueLatest: options.continueLatest,
       ...(command.task === undefined ? {} : { task: command.task }),
@@ -40,4 +50,8 @@ export async function runInteractiveCommand(
     },
     io,
   )
+}
+
+function setRaw(io: CliIo, isRaw: boolean): void {
+  ;(io.stdin as { setRawMode?: (isRaw: boolean) => void } | undefined)?.setRawMode?.(isRaw)
 }

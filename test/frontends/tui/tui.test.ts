@@ -460,6 +460,45 @@ describe('rudder in a terminal', () => {
     expect(headers[0]).not.toBe('mini')
   })
 
+  it('takes prompts typed at start-up, before the session is open, and sends them in order', async () => {
+    const context = setup()
+    const run = start(context, [{ text: 'First answer.' }, { text: 'Second answer.' }])
+    // The first frame: the editor takes keys while the host opens (docs/decisions/0083).
+    await run.waitFor(/starting…| · idle · /, 'the first frame')
+    run.type('early one')
+    run.type(KEYS.enter)
+    run.type('early two')
+    run.type(KEYS.enter)
+    await run.waitFor('Second answer.')
+    await idle(run)
+    run.type(KEYS.ctrlD)
+    expect(await run.exited).toBe(0)
+    const [only] = await sessions(context)
+    expect(personPrompts(only!.events).map(firstText)).toEqual(['early one', 'early two'])
+  })
+
+  it('a session that cannot be opened after the first frame restores the terminal and says why', async () => {
+    const context = setup()
+    const run = start(context, [{ text: 'never' }], ['--resume', 'no-such-session'])
+    const code = await run.exited
+    expect(code).not.toBe(0)
+    const output = run.output()
+    // The start-up screen was up (alternate screen entered), and was left before the message.
+    expect(output).toContain('\x1b[?1049h')
+    const left = output.lastIndexOf('\x1b[?1049l')
+    expect(left).toBeGreaterThan(-1)
+    expect(output.slice(left)).toMatch(/no-such-session/)
+  })
+
+  it('quits with Ctrl-D pressed as soon as the first frame is up', async () => {
+    const context = setup()
+    const run = start(context, [{ text: 'never' }])
+    await run.waitFor(/starting…| · idle · /, 'the first frame')
+    run.type(KEYS.ctrlD)
+    expect(await run.exited).toBe(0)
+    expect(run.output()).toContain('\x1b[?1049l')
+  })
+
   it('rudder -i "task" opens the UI and sends the task', async () => {
     const context = setup()
     const run = start(context, [{ text: 'Task received.' }], ['-i', 'do the thing'])
