@@ -3,27 +3,16 @@
  * stdin piped, SIGTERM, servers that hang or refuse, refusals, output formats, overrides.
  */
 
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
 import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
-import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { afterAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { checkLog, openStore } from '../../../src/index.js'
-import { cleanEnv, runCli, runShell } from './run-cli.js'
+import { cleanEnv, runCli, runShell, scratchSpace } from './run-cli.js'
 
-const scratch = mkdtempSync(join(tmpdir(), 'rudder-cli-use-'))
-afterAll(() => rmSync(scratch, { recursive: true, force: true }))
-
+const { dir: scratch, script, workspace } = scratchSpace('rudder-cli-use-')
 let files = 0
-function script(steps: unknown[]): string {
-  const path = join(scratch, `script-${++files}.json`)
-  writeFileSync(path, JSON.stringify(steps))
-  return `scripted:${path}`
-}
-function workspace(): string {
-  return mkdtempSync(join(scratch, 'ws-'))
-}
 function jsonlStore(): string {
   return `jsonl:${mkdtempSync(join(scratch, 'store-'))}`
 }

@@ -1,24 +1,12 @@
 /** `rudder "task"` as a subprocess: the stdout / stderr / exit-code contract of docs/spec.md §11. */
-import { cpSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { cpSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { afterAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { z } from 'zod'
 import { checkLog, openStore } from '../../../src/index.js'
-import { cleanEnv, ROOT, runCli } from './run-cli.js'
+import { cleanEnv, ROOT, runCli, scratchSpace } from './run-cli.js'
 
-const scratch = mkdtempSync(join(tmpdir(), 'rudder-cli-'))
-afterAll(() => rmSync(scratch, { recursive: true, force: true }))
-
-let scripts = 0
-function script(steps: unknown[]): string {
-  const path = join(scratch, `script-${++scripts}.json`)
-  writeFileSync(path, JSON.stringify(steps))
-  return `scripted:${path}`
-}
-function workspace(): string {
-  return mkdtempSync(join(scratch, 'ws-'))
-}
+const { dir: scratch, script, workspace } = scratchSpace('rudder-cli-')
 
 describe('rudder "task"', () => {
   it('prints the final text on stdout, nothing on stderr, and exits 0 when the turn completes', async () => {

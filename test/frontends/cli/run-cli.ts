@@ -1,9 +1,10 @@
 /** Runs the real `rudder` bin as a subprocess. */
 import { spawn } from 'node:child_process'
-import { mkdtempSync } from 'node:fs'
+import { mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { afterAll } from 'vitest'
 
 export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../../..')
 export const BIN = join(ROOT, 'bin/rudder.js')
@@ -86,4 +87,27 @@ export function runShell(
     child.on('error', reject)
     child.on('close', (code, signal) => resolvePromise({ code, signal, stdout, stderr }))
   })
+}
+
+/**
+ * A scratch directory for one test file (its real path, removed after the file's tests), with
+ * scripted-model files and fresh workspaces made inside it.
+ */
+export function scratchSpace(prefix: string): {
+  readonly dir: string
+  script(steps: unknown[]): string
+  workspace(): string
+} {
+  const dir = realpathSync(mkdtempSync(join(tmpdir(), prefix)))
+  afterAll(() => rmSync(dir, { recursive: true, force: true }))
+  let scripts = 0
+  return {
+    dir,
+    script(steps) {
+      const path = join(dir, `script-${++scripts}.json`)
+      writeFileSync(path, JSON.stringify(steps))
+      return `scripted:${path}`
+    },
+    workspace: () => mkdtempSync(join(dir, 'ws-')),
+  }
 }

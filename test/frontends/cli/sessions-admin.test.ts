@@ -3,21 +3,13 @@
  * the listing's header, delete and prune with blobs collected, repair of a healthy session,
  * import of an id that exists.
  */
-import { existsSync, mkdtempSync, readdirSync, rmSync, utimesSync, writeFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { existsSync, mkdtempSync, readdirSync, utimesSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { afterAll, describe, expect, it } from 'vitest'
-import { cleanEnv, runCli } from './run-cli.js'
+import { describe, expect, it } from 'vitest'
+import { cleanEnv, runCli, scratchSpace } from './run-cli.js'
 
-const scratch = mkdtempSync(join(tmpdir(), 'rudder-cli-sessions-'))
-afterAll(() => rmSync(scratch, { recursive: true, force: true }))
-
+const { dir: scratch, script } = scratchSpace('rudder-cli-sessions-')
 let files = 0
-function script(steps: unknown[]): string {
-  const path = join(scratch, `script-${++files}.json`)
-  writeFileSync(path, JSON.stringify(steps))
-  return `scripted:${path}`
-}
 
 /** Runs one task in `store` and returns its session id. */
 async function newSession(

@@ -9,27 +9,16 @@ import {
   mkdirSync,
   mkdtempSync,
   readFileSync,
-  realpathSync,
-  rmSync,
   statSync,
   symlinkSync,
   writeFileSync,
 } from 'node:fs'
-import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { fixture, startWireServer, type WireServer } from '../../providers/support/wire-server.js'
-import { cleanEnv, runCli } from './run-cli.js'
+import { cleanEnv, runCli, scratchSpace } from './run-cli.js'
 
-const scratch = realpathSync(mkdtempSync(join(tmpdir(), 'rudder-trust-')))
-afterAll(() => rmSync(scratch, { recursive: true, force: true }))
-
-let scripts = 0
-function script(steps: unknown[]): string {
-  const path = join(scratch, `script-${++scripts}.json`)
-  writeFileSync(path, JSON.stringify(steps))
-  return `scripted:${path}`
-}
+const { dir: scratch, script } = scratchSpace('rudder-trust-')
 
 function write(file: string, content: unknown): void {
   mkdirSync(dirname(file), { recursive: true })
