@@ -5,6 +5,7 @@
  */
 import { type IPty, spawn } from '@lydell/node-pty'
 import xterm from '@xterm/headless'
+import { afterEach } from 'vitest'
 import { BIN } from '../cli/run-cli.js'
 
 export type TerminalRun = {
@@ -129,5 +130,23 @@ export function runInTerminal(
     signal(name) {
       child.kill(name)
     },
+  }
+}
+
+/**
+ * Kills every run a test started once it ends, printing the screen of a test that failed.
+ * Call at the top of a test file; pass each run to the returned function.
+ */
+export function killAfterEach(): (run: TerminalRun) => TerminalRun {
+  const running: TerminalRun[] = []
+  afterEach((context) => {
+    for (const run of running.splice(0)) {
+      if (context.task.result?.state === 'fail') console.error(`screen at failure:\n${run.text()}`)
+      run.kill()
+    }
+  })
+  return (run) => {
+    running.push(run)
+    return run
   }
 }

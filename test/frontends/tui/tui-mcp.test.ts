@@ -6,21 +6,15 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { afterAll, afterEach, describe, expect, it } from 'vitest'
+import { afterAll, describe, expect, it } from 'vitest'
 import { checkLog, openStore } from '../../../src/index.js'
 import { EVERYTHING } from '../../mcp/support.js'
 import { cleanEnv } from '../cli/run-cli.js'
-import { KEYS, runInTerminal, type TerminalRun } from './pty.js'
+import { KEYS, killAfterEach, runInTerminal } from './pty.js'
 
 const scratch = mkdtempSync(join(tmpdir(), 'rudder-tui-mcp-'))
 afterAll(() => rmSync(scratch, { recursive: true, force: true }))
-const running: TerminalRun[] = []
-afterEach((context) => {
-  for (const run of running.splice(0)) {
-    if (context.task.result?.state === 'fail') console.error(`screen at failure:\n${run.text()}`)
-    run.kill()
-  }
-})
+const track = killAfterEach()
 
 describe('MCP in the terminal UI', () => {
   it('asks once to trust the project, then offers its prompts as commands and attaches @server:uri', async () => {
@@ -42,7 +36,7 @@ describe('MCP in the terminal UI', () => {
       ['-i', '--provider', `scripted:${script}`, '--store', store, '--cwd', workspace],
       { env: cleanEnv(), cwd: workspace },
     )
-    running.push(run)
+    track(run)
     await run.waitFor(/\.mcp\.json starts the MCP servers everything: .*Trust/s)
     run.type('y')
     await run.waitFor(/trusted .*its \.rudder\/config\.json applies in full/)

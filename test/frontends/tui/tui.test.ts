@@ -6,21 +6,15 @@
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { afterAll, afterEach, describe, expect, it } from 'vitest'
+import { afterAll, describe, expect, it } from 'vitest'
 import { checkLog, openStore, type SessionEvent } from '../../../src/index.js'
 import { cleanEnv, runCli } from '../cli/run-cli.js'
-import { KEYS, runInTerminal, type TerminalRun } from './pty.js'
+import { KEYS, killAfterEach, runInTerminal, type TerminalRun } from './pty.js'
 
 const scratch = mkdtempSync(join(tmpdir(), 'rudder-tui-'))
 afterAll(() => rmSync(scratch, { recursive: true, force: true }))
 
-const running: TerminalRun[] = []
-afterEach((context) => {
-  for (const run of running.splice(0)) {
-    if (context.task.result?.state === 'fail') console.error(`screen at failure:\n${run.text()}`)
-    run.kill()
-  }
-})
+const track = killAfterEach()
 
 type Setup = { dir: string; workspace: string; store: string; env: Record<string, string> }
 
@@ -49,7 +43,7 @@ function start(context: Setup, steps: unknown[], extra: readonly string[] = []):
     ],
     { env: context.env, cwd: context.workspace },
   )
-  running.push(run)
+  track(run)
   return run
 }
 
