@@ -6,7 +6,6 @@ import type { SessionStore } from '../stores/store.js'
 import type { Environment } from './config.js'
 import { openHost, type SessionDefaults, type SessionRuntime } from './host.js'
 import type { NoticeBoard } from './notices.js'
-import { resolveSessionId } from './session-ids.js'
 
 export { defaultSystemPrompt, layerPolicy } from './host.js'
 
@@ -55,7 +54,7 @@ export async function openRuntime(options: RuntimeOptions): Promise<Runtime> {
     const runtime = await host.openSession({
       choice:
         resume !== undefined
-          ? { kind: 'resume', id: await resolveSessionId(host.store, resume) }
+          ? { kind: 'resume', id: resume }
           : continueLatest
             ? { kind: 'continue' }
             : { kind: 'new', ...(title === undefined ? {} : { title }) },
