@@ -39,6 +39,20 @@ export interface LogChecker {
   readonly openTurn: number | undefined
   /** The number of the last turn started (0 if none). */
   readonly lastTurn: number
+  /** The state after the events recorded so far, for a checkpoint (a copy: later records do not change it). */
+  snapshot(): LogCheckerState
+}
+
+/**
+ * What a checker knows after the events before `nextSeq`: the fold of the log's structure and
+ * which seqs a compaction may keep from (`boundaries[seq] === 1`). A store keeps it in a
+ * projection checkpoint so that opening a long log need not re-check the events it covers.
+ */
+export type LogCheckerState = {
+  readonly nextSeq: number
+  readonly fold: LogState
+  /** One byte per seq before `nextSeq`: 1 where a compaction's firstKeptSeq may point. */
+  readonly boundaries: Uint8Array
 }
 
 /** Runs every invariant over a whole log. Returns no problems when the log is valid. */
@@ -53,14 +67,22 @@ export function checkLog(
   return problems
 }
 
-/** Creates an incremental checker (see `checkLog`). */
-export function createLogChecker(options: LogCheckOptions = {}): LogChecker {
+/**
+ * Creates an incremental checker (see `checkLog`). `from` continues from a state taken with
+ * `snapshot()` (a store's checkpoint) as if the events before `from.nextSeq` had been recorded;
+ * the caller vouches that it is the state of those events.
+ */
+export function createLogChecker(
+  options: LogCheckOptions = {},
+  from?: LogCheckerState,
+): LogChecker {
   const outOfTurnExtensions = new Set(options.eventsAllowedBetweenTurns ?? [])
-  let nextSeq = 0
+  let nextSeq = from?.nextSeq ?? 0
   // The turn/step/call structure, read through the one fold of the log (log-fold.ts).
-  let state: LogState = EMPTY_LOG_STATE
+  let state: LogState = from?.fold ?? EMPTY_LOG_STATE
   // Seqs that may be a compaction's firstKeptSeq (docs/spec.md §10), one byte per event.
-  let boundaries = new Uint8Array(1024)
+  let boundaries = new Uint8Array(Math.max(1024, nextSeq * 2))
+  if (from) boundaries.set(from.boundaries.subarray(0, nextSeq))
 
   function markBoundary(seq: number): void {
     if (seq >= boundaries.length) {
@@ -344,6 +366,10 @@ export function createLogChecker(options: LogCheckOptions = {}): LogChecker {
     },
     get lastTurn() {
       return state.lastTurn
+    },
+    snapshot() {
+      // The fold is immutable (log-fold.ts), so it is shared; the boundaries are copied.
+      return { nextSeq, fold: state, boundaries: boundaries.slice(0, nextSeq) }
     },
   }
 }

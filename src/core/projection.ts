@@ -34,6 +34,18 @@ export interface Projector {
    * incrementally so that a step's context estimate does not walk the history.
    */
   characters(): number
+  /** What a checkpoint keeps to restore this projector (`restoreProjector`); a copy. */
+  snapshot(): ProjectionState
+}
+
+/**
+ * The projection as a checkpoint keeps it: the seqs of the events whose messages form the
+ * transcript, in order (a compaction's seq stands for its summary and comes first), and the
+ * characters of `Projector.characters`.
+ */
+export type ProjectionState = {
+  readonly seqs: readonly number[]
+  readonly characters: number
 }
 
 /** Projects a whole log (deterministic: the same events always give the same messages). */
@@ -48,15 +60,56 @@ export function project(events: readonly SessionEvent[]): readonly Message[] {
  * compaction is applied, to re-project the kept tail.
  */
 export function createProjector(events: () => readonly SessionEvent[]): Projector {
+  return projectorFrom(events, [], [], 0)
+}
+
+/**
+ * A projector continuing from `state`, taken with `snapshot()` over the same log: its messages
+ * are rebuilt from the events at `state.seqs` (no event is walked but those). Returns undefined
+ * when the state does not fit the log (a seq past its end, or naming an event that projects to
+ * no message), so a caller projects the log from the start instead.
+ */
+export function restoreProjector(
+  events: () => readonly SessionEvent[],
+  state: ProjectionState,
+): Projector | undefined {
+  const log = events()
+  const messages: Message[] = []
+  let previous = -1
+  for (const [index, seq] of state.seqs.entries()) {
+    const event = log[seq]
+    if (seq <= previous || !event || !isCoreEvent(event)) return undefined
+    previous = seq
+    if (event.type === 'compaction') {
+      if (index !== 0) return undefined
+      messages.push(summaryOf(event))
+      continue
+    }
+    const message = toMessage(event)
+    if (!message) return undefined
+    messages.push(message)
+  }
+  return projectorFrom(events, messages, [...state.seqs], state.characters)
+}
+
+function projectorFrom(
+  events: () => readonly SessionEvent[],
+  initialMessages: Message[],
+  initialSeqs: number[],
+  initialCharacters: number,
+): Projector {
   // Only ever pushed to; a compaction starts a new array, so older views keep theirs intact.
-  let messages: Message[] = []
-  let characters = 0
+  let messages = initialMessages
+  // The seq each message comes from, for `snapshot` (a compaction's seq for its summary).
+  let seqs = initialSeqs
+  let characters = initialCharacters
   let snapshot: readonly Message[] | undefined
 
   function push(event: CoreEvent): void {
     const message = toMessage(event)
     if (message) {
       messages.push(message)
+      seqs.push(event.seq)
       characters += messageCharacters(message)
       snapshot = undefined
     }
@@ -67,8 +120,9 @@ export function createProjector(events: () => readonly SessionEvent[]): Projecto
       if (!isCoreEvent(event)) return
       if (event.type !== 'compaction') return push(event)
       const log = events()
-      const summary: Message = Object.freeze({ role: 'user', content: event.data.summary })
+      const summary = summaryOf(event)
       messages = [summary]
+      seqs = [event.seq]
       characters = messageCharacters(summary)
       for (let seq = event.data.firstKeptSeq; seq < event.seq; seq++) {
         const kept = log[seq]
@@ -81,7 +135,12 @@ export function createProjector(events: () => readonly SessionEvent[]): Projecto
       return snapshot
     },
     characters: () => characters,
+    snapshot: () => ({ seqs: seqs.slice(), characters }),
   }
+}
+
+function summaryOf(event: CoreEvent<'compaction'>): Message {
+  return Object.freeze({ role: 'user', content: event.data.summary })
 }
 
 /** A message's characters by the estimate rule of `Projector.characters`. */

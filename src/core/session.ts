@@ -15,7 +15,7 @@ import {
 } from './events.js'
 import { createLogChecker, type LogChecker } from './invariants.js'
 import { deepFreeze, toFrozenJson } from './json.js'
-import { createProjector, type Message } from './projection.js'
+import { createProjector, type Message, type Projector } from './projection.js'
 import type { JsonValue } from './values.js'
 
 /** Called after an event is committed to the session, in seq order, once per event. */
@@ -108,6 +108,12 @@ export type OpenLiveSessionOptions = {
   readonly sink?: SessionSink
   readonly checkInvariants?: boolean
   readonly now?: () => number
+  /**
+   * A projector that already holds the projection of the first `projected` events (a store
+   * restored it from a checkpoint); the session applies only the events after them. Its log
+   * getter must give these events while the session opens and `session.events` after.
+   */
+  readonly projection?: { readonly projector: Projector; readonly projected: number }
 }
 
 /** Opens a live session over existing events (used by stores). */
@@ -115,7 +121,8 @@ export function openLiveSession(options: OpenLiveSessionOptions): Session {
   const now = options.now ?? Date.now
   const header = deepFreeze({ ...options.header })
   const events: SessionEvent[] = []
-  const projector = createProjector(() => events)
+  const projector = options.projection?.projector ?? createProjector(() => events)
+  const projected = options.projection?.projected ?? 0
   const checker: LogChecker | undefined = options.checkInvariants
     ? createLogChecker({ allowOpenTurn: true })
     : undefined
@@ -130,7 +137,7 @@ export function openLiveSession(options: OpenLiveSessionOptions): Session {
     deepFreeze(event)
     checker?.record(event)
     events.push(event)
-    projector.apply(event)
+    if (event.seq >= projected) projector.apply(event)
   }
   delivered = events.length
 

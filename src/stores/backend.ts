@@ -100,6 +100,16 @@ export interface Backend {
    * returned function is called. Without it, followers poll (decision 0063).
    */
   watch?(id: string, onChange: () => void): Promise<() => Promise<void>>
+  /**
+   * The session's projection checkpoint as stored (checkpoint.ts), or undefined if it has
+   * none. Untrusted: the caller checks it against the log. Throws `StoreError` only for I/O.
+   */
+  readCheckpoint?(id: string): Promise<string | undefined>
+  /**
+   * Replaces the session's checkpoint, atomically (a reader sees the old one or the new one);
+   * the caller holds the lease. Need not be durable: a lost checkpoint is rebuilt.
+   */
+  writeCheckpoint?(id: string, text: string): Promise<void>
   /** Indexed full-text search, if the backend has one (else the store scans). */
   search?(words: readonly string[], limit: number): Promise<SearchHit[]>
   close(): Promise<void>

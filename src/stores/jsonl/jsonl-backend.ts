@@ -3,7 +3,7 @@
  * (the header line, then one event per line), `meta.json` (for `list`) and the writer lease
  * files. Large payloads live in `<dir>/blobs/`. See docs/log-format.md.
  */
-import { mkdir, open, readdir, rm, stat } from 'node:fs/promises'
+import { mkdir, open, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { LogCorruptError, type SessionHeader } from '../../core/index.js'
 import type { Backend, StoredRecord } from '../backend.js'
@@ -21,6 +21,7 @@ import { readMeta, writeMeta } from './meta-file.js'
 
 const LOG = 'events.jsonl'
 const META = 'meta.json'
+const CHECKPOINT = 'checkpoint.json'
 
 export async function createJsonlBackend(
   root: string,
@@ -171,6 +172,29 @@ export async function createJsonlBackend(
         throughSeq + 1,
         header.createdAt,
       )
+    },
+    async readCheckpoint(id) {
+      try {
+        return await readFile(join(directoryOf(id), CHECKPOINT), 'utf8')
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined
+        throw storeFailure(`cannot read the checkpoint of ${logOf(id)}`, error)
+      }
+    },
+    async writeCheckpoint(id, text) {
+      // Written beside and renamed over, so a reader sees the old checkpoint or the new one.
+      // No fsync: a checkpoint lost or cut short by a crash is ignored and rebuilt.
+      const path = join(directoryOf(id), CHECKPOINT)
+      const temporary = `${path}.${process.pid}.tmp`
+      try {
+        await writeFile(temporary, text, 'utf8')
+        await rename(temporary, path)
+      } catch (error) {
+        await rm(temporary, { force: true }).catch(() => {
+          // The write failure is the one to report.
+        })
+        throw storeFailure(`cannot write the checkpoint of ${logOf(id)}`, error)
+      }
     },
     async list(options) {
       const rows: SessionListing[] = []

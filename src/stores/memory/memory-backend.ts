@@ -15,6 +15,8 @@ type MemorySession = {
   readonly lines: string[]
   updatedAt: number
   isHeld: boolean
+  /** The projection checkpoint as stored (checkpoint.ts). */
+  checkpoint?: string
 }
 
 export function createMemoryBackend(): Backend {
@@ -88,6 +90,10 @@ export function createMemoryBackend(): Backend {
     async copyPrefix(sourceId, header, throughSeq) {
       const source = get(sourceId)
       return add(header, source.lines.slice(0, throughSeq + 1), header.createdAt)
+    },
+    readCheckpoint: async (id) => get(id).checkpoint,
+    async writeCheckpoint(id, text) {
+      get(id).checkpoint = text
     },
     async list(options) {
       const rows = [...sessions.values()].map((session) =>

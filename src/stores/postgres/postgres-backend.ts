@@ -424,6 +424,24 @@ export async function createPostgresBackend(
           return takeLease(client, header.id)
         }),
       ),
+    async readCheckpoint(id) {
+      const row = (
+        await query<{ body: string }>(
+          `cannot read the checkpoint of ${describe(id)}`,
+          'SELECT body FROM checkpoints WHERE session_id = $1',
+          [id],
+        )
+      ).rows[0]
+      return row?.body
+    },
+    async writeCheckpoint(id, text) {
+      await query(
+        `cannot write the checkpoint of ${describe(id)}`,
+        `INSERT INTO checkpoints (session_id, body) VALUES ($1, $2)
+         ON CONFLICT (session_id) DO UPDATE SET body = EXCLUDED.body`,
+        [id, text],
+      )
+    },
     async list(options) {
       const cursor = options.cursor === undefined ? undefined : decodeCursor(options.cursor)
       const values: unknown[] = [options.limit]

@@ -56,6 +56,13 @@ const MIGRATIONS: readonly string[] = [
   `
   ALTER TABLE blobs ADD COLUMN touched_at timestamptz NOT NULL DEFAULT now();
   `,
+  // 2 → 3: projection checkpoints beside the logs (decision 0148).
+  `
+  CREATE TABLE checkpoints (
+    session_id text PRIMARY KEY REFERENCES sessions (id) ON DELETE CASCADE,
+    body text NOT NULL
+  );
+  `,
 ]
 
 /** The schema version this build writes and reads. */

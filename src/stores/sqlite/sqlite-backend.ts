@@ -84,6 +84,13 @@ export function createSqliteBackend(path: string, counters: StoreCounters | unde
     deleteText: db.prepare('DELETE FROM message_text WHERE session_id = ?'),
     deleteEvents: db.prepare('DELETE FROM events WHERE session_id = ?'),
     deleteSession: db.prepare('DELETE FROM sessions WHERE id = ?'),
+    readCheckpoint: db.prepare<[string], { body: string }>(
+      'SELECT body FROM checkpoints WHERE session_id = ?',
+    ),
+    writeCheckpoint: db.prepare(
+      'INSERT INTO checkpoints (session_id, body) VALUES (?, ?) ON CONFLICT (session_id) DO UPDATE SET body = excluded.body',
+    ),
+    deleteCheckpoint: db.prepare('DELETE FROM checkpoints WHERE session_id = ?'),
     search: db.prepare<[string, number], SearchHit>(
       `SELECT t.session_id AS sessionId, t.seq AS seq, snippet(message_fts, 0, '', '', '…', 12) AS snippet
        FROM message_fts JOIN message_text t ON t.id = message_fts.rowid
@@ -253,6 +260,12 @@ export function createSqliteBackend(path: string, counters: StoreCounters | unde
         return takeLease(header.id)
       })
     },
+    readCheckpoint: async (id) => reading(() => statements.readCheckpoint.get(id), id)?.body,
+    async writeCheckpoint(id, text) {
+      commit(`cannot write the checkpoint of ${describe(id)}`, () => {
+        statements.writeCheckpoint.run(id, text)
+      })
+    },
     async list(options) {
       const cursor = options.cursor === undefined ? undefined : decodeCursor(options.cursor)
       const rows = reading(() =>
@@ -277,6 +290,7 @@ export function createSqliteBackend(path: string, counters: StoreCounters | unde
         statements.unindexText.run(id)
         statements.deleteText.run(id)
         statements.deleteEvents.run(id)
+        statements.deleteCheckpoint.run(id)
         statements.deleteSession.run(id)
       })
     },

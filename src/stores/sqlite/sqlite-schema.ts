@@ -7,7 +7,7 @@ import type Database from 'better-sqlite3'
 import { RudderError } from '../../core/index.js'
 
 /** The schema version this build writes and reads. */
-export const SCHEMA_VERSION = 1
+export const SCHEMA_VERSION = 2
 
 const SCHEMA = `
 CREATE TABLE sessions (
@@ -44,6 +44,20 @@ CREATE VIRTUAL TABLE message_fts USING fts5 (text, content = 'message_text', con
 `
 
 /**
+ * Migration `i` takes a database from version `i + 1` to `i + 2` (version 1 is `SCHEMA`).
+ * Append only: a released migration is never edited, since databases in the field have run it.
+ */
+const MIGRATIONS: readonly string[] = [
+  // 1 → 2: projection checkpoints beside the logs (decision 0148).
+  `
+CREATE TABLE checkpoints (
+  session_id TEXT PRIMARY KEY,
+  body TEXT NOT NULL
+) STRICT;
+`,
+]
+
+/**
  * Sets the connection up (WAL, full sync at commit, a busy timeout for short write locks
  * held by other processes) and creates or checks the schema. Throws `FORMAT_TOO_NEW` for a
  * database of a newer rudder.
@@ -60,12 +74,15 @@ export function prepareDatabase(db: Database.Database, path: string): void {
       'FORMAT_TOO_NEW',
       `${path} was written by a newer rudder (database schema ${version}; this rudder reads ${SCHEMA_VERSION}); upgrade rudder to use it`,
     )
-  // Two processes may create the schema at once: the immediate transaction serializes them
-  // and the second sees the version the first set.
+  // Two processes may create or migrate the schema at once: the immediate transaction
+  // serializes them and the second sees the version the first set.
   db.transaction(() => {
-    const current = db.pragma('user_version', { simple: true }) as number
-    if (current !== 0) return
-    db.exec(SCHEMA)
+    let current = db.pragma('user_version', { simple: true }) as number
+    if (current === 0) {
+      db.exec(SCHEMA)
+      current = 1
+    }
+    for (; current < SCHEMA_VERSION; current++) db.exec(MIGRATIONS[current - 1]!)
     db.pragma(`user_version = ${SCHEMA_VERSION}`)
   }).immediate()
 }

@@ -1,0 +1,193 @@
+/**
+ * The projection checkpoint (docs/log-format.md, decision 0148): what opening a log needs to
+ * skip re-checking and re-projecting the events it covers, kept beside the log. It is a cache,
+ * never trusted over the log: it names the last seq it covers, where that event's record ends
+ * and the CRC-32 of the covered records, and the loader uses it only when all three match
+ * what it reads. A checkpoint is untrusted input: `parseCheckpoint` never throws, and a bad
+ * one is ignored (the log is checked in full, as without one, and a new one is written).
+ */
+import { crc32 } from 'node:zlib'
+import type {
+  JsonValue,
+  LogCheckerState,
+  LogState,
+  OpenStep,
+  OpenTurn,
+  ProjectionState,
+  ToolCallBlock,
+} from '../core/index.js'
+
+/** The checkpoint format this build writes and reads; any other version is ignored. */
+export const CHECKPOINT_VERSION = 1
+
+export type Checkpoint = {
+  /** The last seq covered: events `[0..throughSeq]`. */
+  readonly throughSeq: number
+  /** Where the record of `throughSeq` ends, in the backend's terms (`StoredRecord.position`). */
+  readonly position: number
+  /** `checksumOf` the stored lines of the covered events, in order. */
+  readonly checksum: number
+  /** The invariant checker after the covered events. */
+  readonly checker: LogCheckerState
+  /** The projection after the covered events. */
+  readonly projection: ProjectionState
+}
+
+/** When a live session writes a checkpoint (the defaults: decision 0148). */
+export type CheckpointPolicy = {
+  /** Written at close (and after open) only for logs of at least this many stored characters. */
+  readonly minCharacters: number
+  /** Written at a durability point once this many characters were appended since the last one, */
+  readonly everyCharacters: number
+  /** … or this many events. */
+  readonly everyEvents: number
+}
+
+export const DEFAULT_CHECKPOINT_POLICY: CheckpointPolicy = {
+  minCharacters: 256 * 1024,
+  everyCharacters: 4 * 1024 * 1024,
+  everyEvents: 10_000,
+}
+
+/** Continues a running checksum over one more stored line (start from 0). */
+export function checksumOf(line: string, previous: number): number {
+  return crc32(line, previous)
+}
+
+/**
+ * The stored text: `{"version":1,"crc":<CRC-32 of body>,"body":<body>}`, so damage to the
+ * checkpoint itself (a torn write, a flipped byte) is caught before any of it is used.
+ */
+export function encodeCheckpoint(checkpoint: Checkpoint): string {
+  const { fold } = checkpoint.checker
+  const body = JSON.stringify({
+    throughSeq: checkpoint.throughSeq,
+    position: checkpoint.position,
+    checksum: checkpoint.checksum,
+    checker: {
+      nextSeq: checkpoint.checker.nextSeq,
+      lastTurn: fold.lastTurn,
+      openTurn: fold.openTurn ?? null,
+      step: fold.step
+        ? {
+            turn: fold.step.turn,
+            step: fold.step.step,
+            startSeq: fold.step.startSeq,
+            assistantSeq: fold.step.assistantSeq ?? null,
+            calls: fold.step.calls,
+            resultIndex: fold.step.resultIndex,
+            started: [...fold.step.started],
+          }
+        : null,
+      boundaries: packBits(checkpoint.checker.boundaries),
+    },
+    projection: checkpoint.projection,
+  })
+  return `${PREFIX}${CHECKPOINT_VERSION},"crc":${crc32(body)},"body":${body}}`
+}
+
+const PREFIX = '{"version":'
+const HEAD = /^\{"version":(\d+),"crc":(\d+),"body":/
+
+/** The checkpoint in `text`, or undefined when it is absent, of another version or damaged. */
+export function parseCheckpoint(text: string | undefined): Checkpoint | undefined {
+  if (text === undefined) return undefined
+  const head = HEAD.exec(text)
+  if (!head || Number(head[1]) !== CHECKPOINT_VERSION || !text.endsWith('}')) return undefined
+  const body = text.slice(head[0].length, -1)
+  if (crc32(body) !== Number(head[2])) return undefined
+  try {
+    return readBody(JSON.parse(body))
+  } catch {
+    // Not JSON, or a shape this build did not write: no checkpoint.
+    return undefined
+  }
+}
+
+function readBody(value: unknown): Checkpoint | undefined {
+  if (!isRecord(value)) return undefined
+  const { throughSeq, position, checksum, checker, projection } = value
+  if (!isCount(throughSeq) || !isCount(position) || !isCount(checksum)) return undefined
+  if (checksum > 0xffff_ffff || !isRecord(checker) || !isRecord(projection)) return undefined
+  const nextSeq = checker.nextSeq
+  if (nextSeq !== throughSeq + 1 || !isCount(checker.lastTurn)) return undefined
+  const openTurn = readOpenTurn(checker.openTurn, throughSeq)
+  const step = readStep(checker.step, throughSeq)
+  if (openTurn === false || step === false || typeof checker.boundaries !== 'string')
+    return undefined
+  const boundaries = unpackBits(checker.boundaries, nextSeq)
+  const { seqs, characters } = projection
+  if (!boundaries || !isCount(characters) || !Array.isArray(seqs)) return undefined
+  for (const seq of seqs) if (!isCount(seq) || seq > throughSeq) return undefined
+  const fold: LogState = { lastTurn: checker.lastTurn, openTurn, step }
+  return {
+    throughSeq,
+    position,
+    checksum,
+    checker: { nextSeq, fold, boundaries },
+    projection: { seqs: seqs as number[], characters },
+  }
+}
+
+function readOpenTurn(value: unknown, throughSeq: number): OpenTurn | undefined | false {
+  if (value === null) return undefined
+  if (!isRecord(value)) return false
+  const { turn, seq, lastStep } = value
+  if (!isCount(turn) || !isCount(seq) || !isCount(lastStep) || seq > throughSeq) return false
+  return { turn, seq, lastStep }
+}
+
+function readStep(value: unknown, throughSeq: number): OpenStep | undefined | false {
+  if (value === null) return undefined
+  if (!isRecord(value)) return false
+  const { turn, step, startSeq, assistantSeq, calls, resultIndex, started } = value
+  if (!isCount(turn) || !isCount(step) || !isCount(startSeq) || !isCount(resultIndex))
+    return false
+  if (startSeq > throughSeq || !Array.isArray(calls) || !Array.isArray(started)) return false
+  if (assistantSeq !== null && (!isCount(assistantSeq) || assistantSeq > throughSeq)) return false
+  if (!calls.every(isToolCall) || !started.every((id) => typeof id === 'string')) return false
+  if (resultIndex > calls.length) return false
+  return {
+    turn,
+    step,
+    startSeq,
+    assistantSeq: assistantSeq ?? undefined,
+    calls: calls as ToolCallBlock[],
+    resultIndex,
+    started: new Set(started as string[]),
+  }
+}
+
+function isToolCall(value: unknown): boolean {
+  return (
+    isRecord(value) &&
+    value.type === 'tool-call' &&
+    typeof value.id === 'string' &&
+    typeof value.name === 'string' &&
+    'args' in value
+  )
+}
+
+function isRecord(value: unknown): value is Record<string, JsonValue | undefined> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value)
+}
+
+function isCount(value: unknown): value is number {
+  return typeof value === 'number' && Number.isSafeInteger(value) && value >= 0
+}
+
+/** One bit per seq, base64: a 100k-event log's boundaries take 17 KB. */
+function packBits(bytes: Uint8Array): string {
+  const bits = Buffer.alloc(Math.ceil(bytes.length / 8))
+  for (let index = 0; index < bytes.length; index++)
+    if (bytes[index] === 1) bits[index >> 3]! |= 1 << (index & 7)
+  return bits.toString('base64')
+}
+
+function unpackBits(text: string, count: number): Uint8Array | undefined {
+  const bits = Buffer.from(text, 'base64')
+  if (bits.length !== Math.ceil(count / 8)) return undefined
+  const bytes = new Uint8Array(count)
+  for (let index = 0; index < count; index++) bytes[index] = (bits[index >> 3]! >> (index & 7)) & 1
+  return bytes
+}
