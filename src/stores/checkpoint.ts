@@ -141,8 +141,7 @@ function readStep(value: unknown, throughSeq: number): OpenStep | undefined | fa
   if (value === null) return undefined
   if (!isRecord(value)) return false
   const { turn, step, startSeq, assistantSeq, calls, resultIndex, started } = value
-  if (!isCount(turn) || !isCount(step) || !isCount(startSeq) || !isCount(resultIndex))
-    return false
+  if (!isCount(turn) || !isCount(step) || !isCount(startSeq) || !isCount(resultIndex)) return false
   if (startSeq > throughSeq || !Array.isArray(calls) || !Array.isArray(started)) return false
   if (assistantSeq !== null && (!isCount(assistantSeq) || assistantSeq > throughSeq)) return false
   if (!calls.every(isToolCall) || !started.every((id) => typeof id === 'string')) return false

@@ -40,7 +40,12 @@ export type LoadedEvents = {
    * Set when the events through the checkpoint's seq were taken on its word (it matched what
    * was read): their projection, to restore instead of projecting them again.
    */
-  readonly restored?: { readonly projection: ProjectionState; readonly throughSeq: number }
+  readonly restored?: {
+    readonly projection: ProjectionState
+    readonly throughSeq: number
+    /** The characters of the covered lines. */
+    readonly characters: number
+  }
 }
 
 export type LoadOptions = {
@@ -88,6 +93,7 @@ export async function loadEvents(
   let characters = 0
   /** Still reading events the checkpoint covers. */
   let isCovered = checkpoint !== undefined
+  let coveredCharacters = 0
   const throughSeq = options.throughSeq ?? Number.POSITIVE_INFINITY
   const result = () => ({
     events,
@@ -98,7 +104,13 @@ export async function loadEvents(
     characters,
     ...(tornTail ? { tornTail } : {}),
     ...(checkpoint && !isCovered
-      ? { restored: { projection: checkpoint.projection, throughSeq: checkpoint.throughSeq } }
+      ? {
+          restored: {
+            projection: checkpoint.projection,
+            throughSeq: checkpoint.throughSeq,
+            characters: coveredCharacters,
+          },
+        }
       : {}),
   })
   // The checkpoint does not fit this log (stale in a way a prefix cannot be, damaged, or a
@@ -128,6 +140,7 @@ export async function loadEvents(
             if (record.position !== checkpoint!.position || checksum !== checkpoint!.checksum)
               return withoutCheckpoint()
             isCovered = false
+            coveredCharacters = characters
             check = createEventCheck(
               createLogChecker({ allowOpenTurn: true }, checkpoint!.checker),
               { checkData: options.trusted !== true },

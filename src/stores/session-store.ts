@@ -8,16 +8,27 @@ import {
   applyCrashRepair,
   crashRepairOf,
   createLogChecker,
+  createProjector,
   FORMAT_VERSION,
   forkCut,
   type LogChecker,
   openLiveSession,
+  type ProjectionState,
+  type Projector,
   RudderError,
+  restoreProjector,
   SessionBusyError,
   type SessionEvent,
   type SessionHeader,
 } from '../core/index.js'
 import type { Backend, BatchWriter } from './backend.js'
+import {
+  type Checkpoint,
+  checksumOf,
+  DEFAULT_CHECKPOINT_POLICY,
+  encodeCheckpoint,
+  parseCheckpoint,
+} from './checkpoint.js'
 import { encodeEvents, envelopeLine } from './codec.js'
 import { checkForWrite, invariantViolation } from './event-check.js'
 import { followLog } from './follow.js'
@@ -51,6 +62,7 @@ export function createSessionStore(backend: Backend, options: StoreOptions = {})
   /** Aborted when the store closes: followers end. */
   const closed = new AbortController()
   const followPollMs = options.followPollMs ?? 250
+  const policy = { ...DEFAULT_CHECKPOINT_POLICY, ...options.checkpointPolicy }
 
   function ensureOpen(): void {
     if (closing)
@@ -60,11 +72,30 @@ export function createSessionStore(backend: Backend, options: StoreOptions = {})
       )
   }
 
-  async function writeDurably(writer: BatchWriter, events: readonly SessionEvent[]): Promise<void> {
-    if (events.length === 0) return
+  /** Writes `events` durably; returns their stored lines. */
+  async function writeDurably(
+    writer: BatchWriter,
+    events: readonly SessionEvent[],
+  ): Promise<readonly string[]> {
+    if (events.length === 0) return []
     const lines = await encodeEvents(events, backend.blobs)
     await writer.write(events, lines)
     if (counters) counters.batches++
+    return lines
+  }
+
+  /**
+   * The session's checkpoint as stored, parsed, or undefined. A checkpoint that cannot be read
+   * is no error: the log is the truth, and is then checked in full.
+   */
+  async function readCheckpoint(id: string): Promise<Checkpoint | undefined> {
+    if (!backend.readCheckpoint) return undefined
+    try {
+      return parseCheckpoint(await backend.readCheckpoint(id))
+    } catch {
+      // An I/O failure on the checkpoint alone: open as without one.
+      return undefined
+    }
   }
 
   /**
@@ -83,8 +114,29 @@ export function createSessionStore(backend: Backend, options: StoreOptions = {})
     checker?: LogChecker
     /** Events not yet in the log, written first (salvage copies its prefix this way). */
     unwritten?: boolean
+    /**
+     * `checksumOf` the stored lines of `events` and their characters, when known: without them
+     * the session writes no checkpoint (a fork copied bytes it did not read).
+     */
+    stored?: { readonly checksum: number; readonly characters: number }
+    /** The loader took the events through `throughSeq` on the word of a checkpoint. */
+    restored?: {
+      readonly projection: ProjectionState
+      readonly throughSeq: number
+      readonly characters: number
+    }
   }): Promise<StoredSession> {
     const { header, events, lease } = input
+    /** What the next checkpoint needs to know of the durable log, while it is known. */
+    const durable = input.unwritten
+      ? { checksum: 0, characters: 0, throughSeq: -1 }
+      : input.stored && { ...input.stored, throughSeq: events.length - 1 }
+    /** What the last checkpoint written (or found valid) covers. */
+    let checkpointed = input.restored
+      ? { throughSeq: input.restored.throughSeq, characters: input.restored.characters }
+      : { throughSeq: -1, characters: 0 }
+    let checkpointWrite: Promise<void> = Promise.resolve()
+    let self: StoredSession | undefined
     let writer: BatchWriter | undefined
     try {
       const last = events.at(-1)
@@ -95,7 +147,7 @@ export function createSessionStore(backend: Backend, options: StoreOptions = {})
         ...(input.truncateAt === undefined ? {} : { truncateAt: input.truncateAt }),
         ...(input.positions === undefined ? {} : { positions: input.positions }),
       })
-      if (input.unwritten) await writeDurably(writer, events)
+      if (input.unwritten) noteDurable(events, await writeDurably(writer, events))
     } catch (error) {
       await writer?.close().catch(() => {
         // The original failure is the one to report.
@@ -104,12 +156,68 @@ export function createSessionStore(backend: Backend, options: StoreOptions = {})
       throw error
     }
     const opened = writer
-    let self: StoredSession | undefined
     // The store checks appends itself, with the checker that validated the loaded log, so a
     // log is walked by one checker, not two (the live session's own checking stays off).
     let checker = checkInvariants ? (input.checker ?? checkerOver(events)) : undefined
+    // The projector is the store's, so a checkpoint can take its state (decision 0148).
+    const current = () => self?.events ?? events
+    let projector: Projector | undefined =
+      input.restored && restoreProjector(current, input.restored.projection)
+    if (input.restored && !projector) {
+      // A checkpoint whose projection does not fit the log it matched was not written by this
+      // build's rules: trust none of it, re-check what it covered.
+      if (checker) checker = checkerOver(events)
+      checkpointed = { throughSeq: -1, characters: 0 }
+    }
+    const projected = projector ? input.restored!.throughSeq + 1 : 0
+    projector ??= createProjector(current)
+
+    /** Takes note of a batch made durable; then writes a checkpoint if one is due. */
+    function noteDurable(batch: readonly SessionEvent[], lines: readonly string[]): void {
+      if (!durable || batch.length === 0) return
+      for (const line of lines) {
+        durable.checksum = checksumOf(line, durable.checksum)
+        durable.characters += line.length
+      }
+      durable.throughSeq = batch.at(-1)!.seq
+      if (self && isCheckpointDue()) writeCheckpoint()
+    }
+
+    function isCheckpointDue(): boolean {
+      return (
+        durable !== undefined &&
+        (durable.characters - checkpointed.characters >= policy.everyCharacters ||
+          durable.throughSeq - checkpointed.throughSeq >= policy.everyEvents)
+      )
+    }
+
+    /**
+     * Starts writing a checkpoint of the durable log, if the checker and projector stand
+     * exactly at its end (no append is waiting for the next batch). Off the append path: the
+     * write runs behind, and a failed one costs only a full check at the next open.
+     */
+    function writeCheckpoint(): void {
+      if (!durable || !checker || !self || !backend.writeCheckpoint) return
+      const throughSeq = durable.throughSeq
+      if (throughSeq <= checkpointed.throughSeq || self.events.length !== throughSeq + 1) return
+      const position = opened.positionOf(throughSeq)
+      if (position === undefined) return
+      const text = encodeCheckpoint({
+        throughSeq,
+        position,
+        checksum: durable.checksum,
+        checker: checker.snapshot(),
+        projection: projector!.snapshot(),
+      })
+      checkpointed = { throughSeq, characters: durable.characters }
+      const write = backend.writeCheckpoint.bind(backend, header.id, text)
+      checkpointWrite = checkpointWrite.then(write).catch(() => {
+        // A checkpoint is a cache: without it the next open checks the log in full.
+      })
+    }
+
     const sink = createWriteBehindSink({
-      writeBatch: (batch) => writeDurably(opened, batch),
+      writeBatch: async (batch) => noteDurable(batch, await writeDurably(opened, batch)),
       ...(checkInvariants
         ? {
             check: (event: SessionEvent) => {
@@ -129,6 +237,8 @@ export function createSessionStore(backend: Backend, options: StoreOptions = {})
       describe: () => `session ${header.id} (${backend.describe(header.id)})`,
       async release() {
         try {
+          if (durable && durable.characters >= policy.minCharacters) writeCheckpoint()
+          await checkpointWrite
           await opened.close()
         } finally {
           await lease.release()
@@ -136,7 +246,13 @@ export function createSessionStore(backend: Backend, options: StoreOptions = {})
         }
       },
     })
-    const session = openLiveSession({ header, events, sink, now }) as StoredSession
+    const session = openLiveSession({
+      header,
+      events,
+      sink,
+      now,
+      projection: { projector, projected },
+    }) as StoredSession
     self = session
     const repairs: Repair[] = input.repairs ?? []
     Object.assign(session, { repairs })
@@ -155,6 +271,8 @@ export function createSessionStore(backend: Backend, options: StoreOptions = {})
         })
       }
       await session.flush()
+      // A log opened without a valid checkpoint gets one now if checking it was long.
+      if (isCheckpointDue()) writeCheckpoint()
     } catch (error) {
       await session.close().catch(() => {
         // The original failure is the one to report.
@@ -195,7 +313,13 @@ export function createSessionStore(backend: Backend, options: StoreOptions = {})
       const loaded = await loadEvents(backend, source.id, { throughSeq: cut, trusted: true })
       const header = childHeader(source, cut)
       const lease = await backend.copyPrefix(source.id, header, cut, loaded.positions[cut])
-      return startSession({ header, events: loaded.events, lease, checker: loaded.checker })
+      return startSession({
+        header,
+        events: loaded.events,
+        lease,
+        checker: loaded.checker,
+        stored: loaded,
+      })
     }
     const header = childHeader(source, cut)
     const kept = events.slice(0, cut + 1)
@@ -248,7 +372,7 @@ export function createSessionStore(backend: Backend, options: StoreOptions = {})
         ...(createOptions.title === undefined ? {} : { title: createOptions.title }),
       }
       const lease = await backend.create(header)
-      return startSession({ header, events: [], lease })
+      return startSession({ header, events: [], lease, stored: { checksum: 0, characters: 0 } })
     },
 
     async open(id) {
@@ -259,7 +383,7 @@ export function createSessionStore(backend: Backend, options: StoreOptions = {})
       let loaded: Awaited<ReturnType<typeof loadEvents>>
       try {
         header = await loadHeader(backend, id)
-        loaded = await loadEvents(backend, id)
+        loaded = await loadEvents(backend, id, { checkpoint: await readCheckpoint(id) })
       } catch (error) {
         await lease.release()
         throw error
@@ -278,6 +402,8 @@ export function createSessionStore(backend: Backend, options: StoreOptions = {})
         repairs,
         checker: loaded.checker,
         positions: loaded.positions,
+        stored: loaded,
+        ...(loaded.restored ? { restored: loaded.restored } : {}),
         ...(loaded.tornTail ? { truncateAt: loaded.tornTail.position } : {}),
       })
     },
@@ -286,7 +412,7 @@ export function createSessionStore(backend: Backend, options: StoreOptions = {})
       ensureOpen()
       checkSessionId(id)
       const header = await loadHeader(backend, id)
-      const loaded = await loadEvents(backend, id)
+      const loaded = await loadEvents(backend, id, { checkpoint: await readCheckpoint(id) })
       return {
         header,
         events: loaded.events,
@@ -322,6 +448,8 @@ export function createSessionStore(backend: Backend, options: StoreOptions = {})
         events: loaded.events.slice(0, cut + 1),
         lease,
         ...(atSeq === undefined ? {} : { checker: loaded.checker }),
+        // The copy is the bytes read: what the loader summed is the child's log exactly.
+        ...(loaded.events.length === cut + 1 ? { stored: loaded } : {}),
       })
     },
 

@@ -2,7 +2,9 @@
  * The store interface of docs/spec.md §9.1 and the types it hands out. One implementation
  * (`session-store.ts`) runs over four backends: memory, JSONL, SQLite and PostgreSQL.
  */
+
 import type { Session, SessionEvent, SessionHeader } from '../core/index.js'
+import type { CheckpointPolicy } from './checkpoint.js'
 
 /** What happened to a log when it was opened. */
 export type Repair =
@@ -108,6 +110,8 @@ export type StoreOptions = {
   readonly leaseTtlMs?: number
   /** PostgreSQL: the name this process goes by in leases (default the host name). */
   readonly hostName?: string
+  /** When sessions write their projection checkpoint (tests and benchmarks; decision 0148). */
+  readonly checkpointPolicy?: Partial<CheckpointPolicy>
 }
 
 export type FollowOptions = {
