@@ -1,0 +1,420 @@
+/**
+ * The projection checkpoint (issue 17 item 2, decision 0148), in every store: opening from a
+ * checkpoint plus the tail equals opening with the full check, for random logs and random
+ * checkpoint seqs; a stale, damaged or mismatching checkpoint is ignored and rebuilt; a
+ * covered line edited by hand is still refused as damage.
+ */
+import { readFileSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import Database from 'better-sqlite3'
+import fc from 'fast-check'
+import { afterEach, describe, expect, it } from 'vitest'
+import {
+  applyCrashRepair,
+  crashRepairOf,
+  foldLog,
+  LogCorruptError,
+  openLiveSession,
+  project,
+  RudderError,
+  type Session,
+  type SessionEvent,
+} from '../../src/core/index.js'
+import type { Backend } from '../../src/stores/backend.js'
+import { type Checkpoint, encodeCheckpoint, parseCheckpoint } from '../../src/stores/checkpoint.js'
+import { encodeEvents } from '../../src/stores/codec.js'
+import type { SessionStore, StoreOptions } from '../../src/stores/index.js'
+import { createJsonlBackend } from '../../src/stores/jsonl/jsonl-backend.js'
+import { loadEvents } from '../../src/stores/log-loader.js'
+import { createMemoryBackend } from '../../src/stores/memory/memory-backend.js'
+import { createPostgresBackend } from '../../src/stores/postgres/postgres-backend.js'
+import { createSessionStore } from '../../src/stores/session-store.js'
+import { createSqliteBackend } from '../../src/stores/sqlite/sqlite-backend.js'
+import type { PostgresLocation } from '../../src/stores/store-url.js'
+import { parseStoreUrl } from '../../src/stores/store-url.js'
+import { validLog } from '../support/arbitraries.js'
+import {
+  compaction,
+  type Entry,
+  stepEnd,
+  stepStart,
+  turnEnd,
+  turnStart,
+  user,
+} from '../support/log-builder.js'
+import { appendAll, appendEvents } from './support/events.js'
+import { adminQuery } from './support/postgres.js'
+import { STORE_KINDS, type StoreKind, tempDirectory, urlOf } from './support/stores.js'
+
+/** Every close writes a checkpoint, however small the log. */
+const EVERY_CLOSE: StoreOptions = { checkpointPolicy: { minCharacters: 0 } }
+
+async function backendOf(kind: StoreKind, directory: string): Promise<Backend> {
+  switch (kind) {
+    case 'memory':
+      return createMemoryBackend()
+    case 'jsonl':
+      return createJsonlBackend(join(directory, 'jsonl'), undefined)
+    case 'sqlite':
+      return createSqliteBackend(join(directory, 'sessions.db'), undefined)
+    case 'postgres':
+      return createPostgresBackend(
+        parseStoreUrl(urlOf('postgres', directory), process.env) as PostgresLocation,
+      )
+  }
+}
+
+/** A store over a backend the test can also reach directly; closed after the test. */
+async function setup(kind: StoreKind, options: StoreOptions = EVERY_CLOSE) {
+  const directory = tempDirectory()
+  const backend = await backendOf(kind, directory)
+  const store = createSessionStore(backend, options)
+  stores.push(store)
+  return { directory, backend, store }
+}
+const stores: SessionStore[] = []
+afterEach(async () => {
+  for (const store of stores.splice(0)) await store.close()
+})
+
+/** Appends `events` to session `id` as a process that keeps no checkpoint would. */
+async function appendRaw(backend: Backend, id: string, events: readonly SessionEvent[]) {
+  if (events.length === 0) return
+  const lease = await backend.acquire(id)
+  try {
+    const header = JSON.parse((await backend.readHeader(id)).text)
+    const writer = await backend.openWriter(id, {
+      header,
+      eventCount: events[0]?.seq ?? 0,
+      updatedAt: header.createdAt,
+    })
+    await writer.write(events, await encodeEvents(events, backend.blobs))
+    await writer.close()
+  } finally {
+    await lease.release()
+  }
+}
+
+async function storedCheckpoint(backend: Backend, id: string): Promise<Checkpoint | undefined> {
+  return parseCheckpoint(await backend.readCheckpoint!(id))
+}
+
+/** The outcome of an append: 'ok', or the error's code and message. */
+function outcome(session: Session, [type, data]: Entry): string {
+  try {
+    session.append(type, data as never)
+    return 'ok'
+  } catch (error) {
+    return error instanceof RudderError ? `${error.code}: ${error.message}` : String(error)
+  }
+}
+
+/** Appends the next probe both sessions get, chosen from the state of `reference`. */
+function probe(reference: Session, kind: number, pick: number): Entry {
+  const state = foldLog(reference.events)
+  const turn = state.openTurn?.turn ?? state.lastTurn
+  switch (kind % 7) {
+    case 0:
+      return turnStart(state.lastTurn + 1)
+    case 1:
+      return turnEnd(turn)
+    case 2:
+      return stepStart(turn, (state.openTurn?.lastStep ?? 0) + 1)
+    case 3:
+      return stepEnd(turn, state.step?.step ?? 1)
+    case 4:
+      return user('probe')
+    case 5:
+      return compaction(pick % (reference.events.length + 1))
+    default:
+      return turnStart(state.lastTurn + 2)
+  }
+}
+
+const withoutTimes = (events: readonly SessionEvent[]) =>
+  events.map(({ time: _time, ...rest }) => rest)
+
+describe.each(STORE_KINDS)('the checkpoint of the %s store', (kind) => {
+  it('opens from checkpoint + tail exactly as with the full check (property)', async () => {
+    const { backend, store } = await setup(kind)
+    await fc.assert(
+      fc.asyncProperty(
+        validLog(8),
+        fc.nat(),
+        fc.array(fc.tuple(fc.nat(), fc.nat()), { maxLength: 8 }),
+        async (log, pick, probes) => {
+          const covered = pick % (log.length + 1)
+          const first = await store.create()
+          const id = first.header.id
+          appendEvents(first, log.slice(0, covered))
+          await first.close()
+          // The rest is appended past the checkpoint by a process that does not update it.
+          await appendRaw(backend, id, log.slice(covered))
+          const expected = [...first.events, ...log.slice(covered)]
+
+          const checkpoint = await storedCheckpoint(backend, id)
+          expect(checkpoint?.throughSeq).toBe(covered > 0 ? covered - 1 : undefined)
+          const fromCheckpoint = await loadEvents(backend, id, { checkpoint })
+          const full = await loadEvents(backend, id)
+          expect(fromCheckpoint.restored !== undefined).toBe(covered > 0)
+          expect(fromCheckpoint.events).toEqual(full.events)
+          expect(fromCheckpoint.checker.snapshot()).toEqual(full.checker.snapshot())
+          expect(fromCheckpoint.checksum).toBe(full.checksum)
+          expect(full.events).toEqual(expected)
+
+          const opened = await store.open(id)
+          const reference = openLiveSession({
+            header: opened.header,
+            events: structuredClone(expected),
+            checkInvariants: true,
+          })
+          const plan = crashRepairOf(reference.events)
+          if (plan) applyCrashRepair(reference, plan)
+          try {
+            expect(withoutTimes(opened.events)).toEqual(withoutTimes(reference.events))
+            expect(opened.messages()).toEqual(reference.messages())
+            expect(opened.messages()).toEqual(project(opened.events))
+            expect(opened.transcriptCharacters()).toBe(reference.transcriptCharacters())
+            for (const [kindOf, at] of probes) {
+              const next = probe(reference, kindOf, at)
+              expect(outcome(opened, next)).toBe(outcome(reference, next))
+            }
+            expect(opened.messages()).toEqual(reference.messages())
+            expect(opened.transcriptCharacters()).toBe(reference.transcriptCharacters())
+          } finally {
+            await opened.close()
+          }
+          // Closing wrote a checkpoint of everything: the next open takes it and agrees.
+          expect((await storedCheckpoint(backend, id))?.throughSeq).toBe(
+            opened.events.length > 0 ? opened.events.length - 1 : undefined,
+          )
+          // (A probe may have left a turn open: opening again closes it, as after a crash.)
+          const again = await store.open(id)
+          try {
+            expect(again.events.slice(0, opened.events.length)).toEqual(opened.events)
+            const whole = openLiveSession({
+              header: again.header,
+              events: structuredClone(again.events),
+            })
+            expect(again.messages()).toEqual(whole.messages())
+            expect(again.transcriptCharacters()).toBe(whole.transcriptCharacters())
+          } finally {
+            await again.close()
+          }
+        },
+      ),
+      { seed: 20_261_217, numRuns: kind === 'memory' ? 60 : kind === 'postgres' ? 12 : 20 },
+    )
+  })
+
+  /** A closed session of a few turns with a checkpoint of all of it. */
+  async function checkpointed(options: StoreOptions = EVERY_CLOSE) {
+    const context = await setup(kind, options)
+    const session = await context.store.create()
+    const log = fc.sample(validLog(6), { seed: 7, numRuns: 1 })[0]!
+    appendEvents(session, log)
+    appendAll(session, [user('last')])
+    await session.close()
+    const checkpoint = await storedCheckpoint(context.backend, session.header.id)
+    expect(checkpoint?.throughSeq).toBe(session.events.length - 1)
+    return { ...context, session, id: session.header.id, checkpoint: checkpoint! }
+  }
+
+  /** Opens `id`, expects the log as written, and that closing rebuilt a usable checkpoint. */
+  async function expectIgnoredAndRebuilt(
+    context: Awaited<ReturnType<typeof checkpointed>>,
+    damaged: string,
+  ) {
+    const { backend, store, id, session } = context
+    await backend.writeCheckpoint!(id, damaged)
+    const loaded = await loadEvents(backend, id, {
+      checkpoint: parseCheckpoint(await backend.readCheckpoint!(id)),
+    })
+    expect(loaded.restored).toBeUndefined()
+    expect(loaded.events).toEqual(session.events)
+    const opened = await store.open(id)
+    expect(opened.events).toEqual(session.events)
+    expect(opened.messages()).toEqual(session.messages())
+    expect(opened.transcriptCharacters()).toBe(session.transcriptCharacters())
+    await opened.close()
+    const rebuilt = await storedCheckpoint(backend, id)
+    expect(rebuilt?.throughSeq).toBe(session.events.length - 1)
+    expect((await loadEvents(backend, id, { checkpoint: rebuilt })).restored).toBeDefined()
+  }
+
+  it('ignores a checkpoint of garbage bytes, and rebuilds it', async () => {
+    const context = await checkpointed()
+    await expectIgnoredAndRebuilt(context, '\u00ff garbage {"version":1')
+  })
+
+  it('ignores a checkpoint whose own checksum does not match (a damaged body)', async () => {
+    const context = await checkpointed()
+    const text = encodeCheckpoint(context.checkpoint)
+    await expectIgnoredAndRebuilt(context, text.replace('"throughSeq":', '"throughSeq":1'))
+  })
+
+  it('ignores a checkpoint whose checksum of the log does not match', async () => {
+    const context = await checkpointed()
+    const wrong = { ...context.checkpoint, checksum: (context.checkpoint.checksum + 1) >>> 0 }
+    await expectIgnoredAndRebuilt(context, encodeCheckpoint(wrong))
+  })
+
+  it('ignores a checkpoint of a seq beyond the log', async () => {
+    const context = await checkpointed()
+    const { checkpoint } = context
+    const beyond: Checkpoint = {
+      ...checkpoint,
+      throughSeq: checkpoint.throughSeq + 5,
+      position: checkpoint.position + 5,
+      checker: {
+        ...checkpoint.checker,
+        nextSeq: checkpoint.checker.nextSeq + 5,
+        boundaries: new Uint8Array(checkpoint.checker.nextSeq + 5),
+      },
+    }
+    await expectIgnoredAndRebuilt(context, encodeCheckpoint(beyond))
+  })
+
+  it('ignores a checkpoint of another format version', async () => {
+    const context = await checkpointed()
+    const text = encodeCheckpoint(context.checkpoint)
+    await expectIgnoredAndRebuilt(context, text.replace('{"version":1,', '{"version":2,'))
+  })
+
+  it('ignores a checkpoint whose projection does not fit the log, and projects in full', async () => {
+    const context = await checkpointed()
+    const { checkpoint, session } = context
+    const beyond: Checkpoint = {
+      ...checkpoint,
+      projection: { ...checkpoint.projection, seqs: [checkpoint.throughSeq + 1] },
+    }
+    expect(parseCheckpoint(encodeCheckpoint(beyond))).toBeUndefined()
+    // A seq of an event that projects to no message: it parses, but cannot be restored.
+    const silent = session.events.findIndex((event) =>
+      ['turn/start', 'step/start', 'request/header', 'step/end', 'turn/end'].includes(event.type),
+    )
+    expect(silent).toBeGreaterThanOrEqual(0)
+    const misfit: Checkpoint = {
+      ...checkpoint,
+      projection: { ...checkpoint.projection, seqs: [silent] },
+    }
+    await context.backend.writeCheckpoint!(context.id, encodeCheckpoint(misfit))
+    const opened = await context.store.open(context.id)
+    expect(opened.messages()).toEqual(session.messages())
+    expect(opened.transcriptCharacters()).toBe(session.transcriptCharacters())
+    expect(outcome(opened, turnEnd(999))).toMatch(/^INVARIANT_VIOLATION/)
+    await opened.close()
+  })
+
+  it('writes no checkpoint at close below the size policy, and one at a durability point past it', async () => {
+    const { backend, store } = await setup(kind, {
+      checkpointPolicy: { minCharacters: 1e12, everyEvents: 3, everyCharacters: 1e12 },
+    })
+    const session = await store.create()
+    appendAll(session, [user('a')])
+    await session.flush()
+    expect(await backend.readCheckpoint!(session.header.id)).toBeUndefined()
+    appendAll(session, [user('b'), user('c')])
+    await session.flush()
+    await session.close()
+    expect((await storedCheckpoint(backend, session.header.id))?.throughSeq).toBe(2)
+  })
+
+  it('gives a fork no checkpoint of its source, and the source keeps its own', async () => {
+    const context = await checkpointed()
+    const child = await context.store.fork(context.id)
+    expect(await context.backend.readCheckpoint!(child.header.id)).toBeUndefined()
+    appendAll(child, [user('in the child')])
+    await child.close()
+    expect((await storedCheckpoint(context.backend, child.header.id))?.throughSeq).toBe(
+      child.events.length - 1,
+    )
+    const reopened = await context.store.open(child.header.id)
+    expect(reopened.events).toEqual(child.events)
+    expect(reopened.messages()).toEqual(child.messages())
+    await reopened.close()
+  })
+})
+
+describe.each(['jsonl', 'sqlite', 'postgres'] as const)(
+  'a covered line edited by hand in the %s store',
+  (kind) => {
+    async function withCheckpoint() {
+      const { directory, backend, store } = await setup(kind)
+      const session = await store.create()
+      appendAll(session, [user('first line'), user('second line'), user('third line')])
+      await session.close()
+      expect((await storedCheckpoint(backend, session.header.id))?.throughSeq).toBe(2)
+      return { directory, backend, store, id: session.header.id }
+    }
+
+    /** Replaces `from` by `to` in the stored line of seq 1. */
+    async function edit(directory: string, id: string, from: string, to: string) {
+      if (kind === 'jsonl') {
+        const path = join(directory, 'jsonl', 'sessions', id, 'events.jsonl')
+        writeFileSync(path, readFileSync(path, 'utf8').replace(from, to))
+      } else if (kind === 'sqlite') {
+        const db = new Database(join(directory, 'sessions.db'))
+        db.prepare(
+          'UPDATE events SET line = replace(line, ?, ?) WHERE session_id = ? AND seq = 1',
+        ).run(from, to, id)
+        db.close()
+      } else {
+        const schema = new URL(urlOf('postgres', directory)).searchParams.get('schema')
+        await adminQuery(
+          `UPDATE ${schema}.events SET line = replace(line, $1, $2) WHERE session_id = $3 AND seq = 1`,
+          [from, to, id],
+        )
+      }
+    }
+
+    it('is refused as LogCorruptError when the edit breaks the event', async () => {
+      const { directory, store, id } = await withCheckpoint()
+      // Same length, so the JSONL positions still match: only the checksum tells.
+      await edit(directory, id, '"type":"text"', '"type":"tezt"')
+      const attempt = store.open(id)
+      await expect(attempt).rejects.toBeInstanceOf(LogCorruptError)
+      await expect(attempt).rejects.toMatchObject({
+        message: expect.stringMatching(/rudder sessions repair/),
+      })
+    })
+
+    it('is read as the log says when the edit leaves a valid event', async () => {
+      const { directory, backend, store, id } = await withCheckpoint()
+      await edit(directory, id, 'second line', 'second LINE')
+      const checkpoint = await storedCheckpoint(backend, id)
+      expect((await loadEvents(backend, id, { checkpoint })).restored).toBeUndefined()
+      const opened = await store.open(id)
+      expect(opened.messages()[1]).toEqual({
+        role: 'user',
+        content: [{ type: 'text', text: 'second LINE' }],
+      })
+      await opened.close()
+    })
+  },
+)
+
+describe('the SQLite schema', () => {
+  it('migrates a version 1 database forward, keeping its sessions', async () => {
+    const directory = tempDirectory()
+    const path = join(directory, 'sessions.db')
+    const first = createSessionStore(createSqliteBackend(path, undefined))
+    const session = await first.create()
+    appendAll(session, [user('kept')])
+    await session.close()
+    await first.close()
+    const db = new Database(path)
+    db.exec('DROP TABLE checkpoints')
+    db.pragma('user_version = 1')
+    db.close()
+    const store = createSessionStore(createSqliteBackend(path, undefined), EVERY_CLOSE)
+    stores.push(store)
+    const opened = await store.open(session.header.id)
+    expect(opened.events).toEqual(session.events)
+    await opened.close()
+    const check = new Database(path, { readonly: true })
+    expect(check.pragma('user_version', { simple: true })).toBe(2)
+    expect(check.prepare('SELECT count(*) AS n FROM checkpoints').get()).toEqual({ n: 1 })
+    check.close()
+  })
+})
