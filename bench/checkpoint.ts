@@ -1,0 +1,165 @@
+/**
+ * B1/B2 with the projection checkpoint (issue 17 item 2, decision 0148): opening a large
+ * session from its checkpoint, and the same log without one (the full check), each against
+ * reading and JSON.parse of the same lines, interleaved in one run. Run alone with
+ * `node --expose-gc --import tsx bench/checkpoint.ts [--full]` (`--full`: 100 MB).
+ */
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { monitorEventLoopDelay } from 'node:perf_hooks'
+import Database from 'better-sqlite3'
+import { openStore, type SessionStore } from '../src/stores/index.js'
+import { type Append, appends } from './fixtures.js'
+import { fmt, median, printTable, type Row } from './measure.js'
+
+const MiB = 1024 * 1024
+type Kind = 'jsonl' | 'sqlite'
+/** Sessions written through this policy keep no checkpoint. */
+const NEVER = { minCharacters: Infinity, everyCharacters: Infinity, everyEvents: Infinity }
+
+const envelope = (seq: number, [type, data]: Append) =>
+  JSON.stringify({ seq, time: 1_700_000_000_000 + seq, type, data })
+
+/** Events of about `bytes` in total, about 1.1 KB each (as B2's log). */
+function bigLog(bytes: number, seed: number): Append[] {
+  const sample = appends(2_000, seed).map(widen)
+  const average =
+    sample.reduce((sum, append, seq) => sum + envelope(seq, append).length + 1, 0) / sample.length
+  return appends(Math.round(bytes / average), seed).map(widen)
+}
+function widen(append: Append): Append {
+  const [type, data] = append
+  if (type !== 'tool/result' && type !== 'user/message') return append
+  const block = data.content[0]
+  if (block?.type !== 'text') return append
+  return [type, { ...data, content: [{ type: 'text', text: block.text.repeat(5) }] }] as Append
+}
+
+async function writeSession(store: SessionStore, events: readonly Append[]): Promise<string> {
+  const session = await store.create({ title: 'bench' })
+  for (let index = 0; index < events.length; index++) {
+    const [type, data] = events[index]!
+    session.append(type, data as never)
+    if (index % 2000 === 1999) await session.flush()
+  }
+  await session.close()
+  return session.header.id
+}
+
+/** CPU ms of `run`, after a collection; records the longest event-loop block. */
+async function cpu(run: () => Promise<void>, blocks?: number[]): Promise<number> {
+  ;(globalThis as { gc?: () => void }).gc?.()
+  const delay = monitorEventLoopDelay({ resolution: 5 })
+  delay.enable()
+  const start = process.cpuUsage()
+  await run()
+  const used = process.cpuUsage(start)
+  delay.disable()
+  blocks?.push(delay.max / 1e6)
+  return (used.user + used.system) / 1000
+}
+
+function floorOf(kind: Kind, directory: string, id: string): () => Promise<void> {
+  return async () => {
+    const kept: unknown[] = []
+    if (kind === 'sqlite') {
+      const db = new Database(join(directory, 'sessions.db'), { readonly: true })
+      const lines = db
+        .prepare('SELECT line FROM events WHERE session_id = ? ORDER BY seq')
+        .pluck()
+        .all(id) as string[]
+      db.close()
+      for (const line of lines) kept.push(JSON.parse(line))
+      return
+    }
+    const buffer = readFileSync(join(directory, 'jsonl', 'sessions', id, 'events.jsonl'))
+    for (
+      let start = buffer.indexOf(10) + 1, end = buffer.indexOf(10, start);
+      end >= 0;
+      start = end + 1, end = buffer.indexOf(10, start)
+    )
+      kept.push(JSON.parse(buffer.toString('utf8', start, end)))
+  }
+}
+
+export async function checkpointBenchmarks(options: { full: boolean }): Promise<Row[]> {
+  const rows: Row[] = []
+  const size = options.full ? 100 * MiB : 20 * MiB
+  const events = bigLog(size, 2)
+  const small = bigLog(MiB, 3)
+  for (const kind of ['jsonl', 'sqlite'] as const) {
+    const directory = mkdtempSync(join(tmpdir(), `rudder-bench-checkpoint-${kind}-`))
+    try {
+      const url =
+        kind === 'jsonl'
+          ? `jsonl:${join(directory, 'jsonl')}`
+          : `sqlite:${join(directory, 'sessions.db')}`
+      const store = await openStore(url)
+      const plain = await openStore(url, { checkpointPolicy: NEVER })
+      const withCheckpoint = await writeSession(store, events)
+      const smallWithCheckpoint = await writeSession(store, small)
+      const without = await writeSession(plain, events)
+      const open = (on: SessionStore, id: string) => async () => {
+        const session = await on.open(id)
+        session.messages()
+        await session.close()
+      }
+      const floor = floorOf(kind, directory, withCheckpoint)
+      const smallFloor = floorOf(kind, directory, smallWithCheckpoint)
+      // Warm caches and JIT.
+      await open(store, withCheckpoint)()
+      await open(plain, without)()
+      const fast: number[] = []
+      const slow: number[] = []
+      const floors: number[] = []
+      const smallOpen: number[] = []
+      const smallFloors: number[] = []
+      const fastBlocks: number[] = []
+      const slowBlocks: number[] = []
+      for (let pair = 0; pair < 5; pair++) {
+        fast.push(await cpu(open(store, withCheckpoint), fastBlocks))
+        floors.push(await cpu(floor))
+        slow.push(await cpu(open(plain, without), slowBlocks))
+        floors.push(await cpu(floor))
+        smallOpen.push(await cpu(open(store, smallWithCheckpoint)))
+        smallFloors.push(await cpu(smallFloor))
+      }
+      await plain.close()
+      await store.close()
+      const floorMs = median(floors)
+      const ratio = (values: number[]) => `${(median(values) / floorMs).toFixed(2)}×`
+      const label = `${kind}: open ${(size / MiB).toFixed(0)} MB / ${events.length.toLocaleString('en')} events (CPU)`
+      rows.push({
+        id: 'B2+',
+        what: `${label} from its checkpoint; longest block ${Math.max(...fastBlocks).toFixed(0)} ms`,
+        figure: fmt.ms(median(fast)),
+        floor: `${fmt.ms(floorMs)} read+parse`,
+        ratio: ratio(fast),
+        target: '≤ 1.25×',
+      })
+      rows.push({
+        id: 'B2',
+        what: `${label} without a checkpoint (full check); longest block ${Math.max(...slowBlocks).toFixed(0)} ms`,
+        figure: fmt.ms(median(slow)),
+        floor: `${fmt.ms(floorMs)} read+parse`,
+        ratio: ratio(slow),
+        target: '≤ 1.25×',
+      })
+      rows.push({
+        id: 'B1',
+        what: `${kind}: open from checkpoint, ${(size / MiB).toFixed(0)} MB vs 1 MB`,
+        figure: `${fmt.ms(median(fast))} / ${fmt.ms(median(smallOpen))}`,
+        floor: `${fmt.ms(floorMs)} / ${fmt.ms(median(smallFloors))} read+parse`,
+        ratio: `${(median(fast) / median(smallOpen)).toFixed(1)}× (floor ${(floorMs / median(smallFloors)).toFixed(1)}×)`,
+        target: '≤ 1.3× (stage 2: lazy events)',
+      })
+    } finally {
+      rmSync(directory, { recursive: true, force: true })
+    }
+  }
+  return rows
+}
+
+if (import.meta.url === `file://${process.argv[1]}`)
+  printTable(await checkpointBenchmarks({ full: process.argv.includes('--full') }))
