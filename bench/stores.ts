@@ -34,10 +34,10 @@ import { type Append, appends } from './fixtures.js'
 import { fmt, median, type Pair, type Row, ratios } from './measure.js'
 
 const MiB = 1024 * 1024
-type Kind = 'jsonl' | 'sqlite'
-const KINDS: readonly Kind[] = ['jsonl', 'sqlite']
+export type Kind = 'jsonl' | 'sqlite'
+export const KINDS: readonly Kind[] = ['jsonl', 'sqlite']
 
-function urlOf(kind: Kind, directory: string): string {
+export function urlOf(kind: Kind, directory: string): string {
   return kind === 'jsonl'
     ? `jsonl:${join(directory, 'jsonl')}`
     : `sqlite:${join(directory, 'sessions.db')}`
@@ -79,7 +79,10 @@ const medianOf = (pairs: readonly Pair[], key: keyof Pair) => median(pairs.map((
 const mb = (bytes: number) => `${(bytes / MiB).toFixed(0)} MB`
 
 /** Writes `events` into a new session (flushing every 2,000) and returns its id. */
-async function writeSession(store: SessionStore, events: readonly Append[]): Promise<string> {
+export async function writeSession(
+  store: SessionStore,
+  events: readonly Append[],
+): Promise<string> {
   const session = await store.create({ title: 'bench' })
   for (let index = 0; index < events.length; index++) {
     const [type, data] = events[index]!
@@ -91,7 +94,7 @@ async function writeSession(store: SessionStore, events: readonly Append[]): Pro
 }
 
 /** Events of about `bytes` in total, about 1.1 KB each (BENCHMARKS.md: 100 MB / ~90k). */
-function bigLog(bytes: number, seed: number): Append[] {
+export function bigLog(bytes: number, seed: number): Append[] {
   const sample = appends(2_000, seed).map(widen)
   const average =
     sample.reduce((sum, append, seq) => sum + envelope(seq, append).length + 1, 0) / sample.length
