@@ -50,13 +50,14 @@ export function createSqliteBackend(path: string, counters: StoreCounters | unde
   }
 
   // Appends commit unsynced and sync the WAL on the thread pool (decision 0146).
-  let walSync: WalSync | undefined
-  try {
-    walSync = createWalSync(db, path)
-  } catch (error) {
-    db.close()
-    throw storeFailure(`cannot open the SQLite store ${path}`, error)
-  }
+  const walSync = ((): WalSync | undefined => {
+    try {
+      return createWalSync(db, path)
+    } catch (error) {
+      db.close()
+      throw storeFailure(`cannot open the SQLite store ${path}`, error)
+    }
+  })()
 
   const statements = {
     exists: db.prepare<[string], { one: number }>('SELECT 1 AS one FROM sessions WHERE id = ?'),
@@ -250,15 +251,14 @@ export function createSqliteBackend(path: string, counters: StoreCounters | unde
           }
           if (!walSync) commit(what, work)
           else {
-            const wal = walSync
             try {
-              wal.commitUnsynced(work)
+              walSync.commitUnsynced(work)
             } catch (error) {
               throw damaged(error, path) ?? storeFailure(`${what} in ${path}`, error)
             }
             // Durable only now: the flush resolves after this sync, off the main thread.
             try {
-              await wal.sync()
+              await walSync.sync()
             } catch (error) {
               throw storeFailure(
                 `${what}: the write-ahead log ${path}-wal could not be synced`,
