@@ -7,6 +7,7 @@ import { agentLoopBenchmarks } from './agent-loop.js'
 import { coreBenchmarks } from './core.js'
 import { printTable, type Row } from './measure.js'
 import { postgresBenchmarks } from './postgres.js'
+import { resumeBenchmarks } from './resume.js'
 import { startupBenchmarks } from './startup.js'
 import { storeBenchmarks } from './stores.js'
 import { tuiBenchmarks } from './tui.js'
@@ -18,6 +19,7 @@ rows.push(...coreBenchmarks({ full }))
 rows.push(...(await agentLoopBenchmarks()))
 rows.push(...startupBenchmarks())
 rows.push(...(await storeBenchmarks({ full })))
+rows.push(...(await resumeBenchmarks({ full })))
 rows.push(...(await postgresBenchmarks({ full })))
 rows.push(...(await acpBenchmarks()))
 rows.push(...(await webBenchmarks()))

@@ -18,7 +18,7 @@ import {
 import { open, readFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { monitorEventLoopDelay } from 'node:perf_hooks'
+import { monitorEventLoopDelay, performance } from 'node:perf_hooks'
 import Database from 'better-sqlite3'
 import { createAgent } from '../src/index.js'
 import { decodeLine } from '../src/stores/codec.js'
@@ -34,10 +34,10 @@ import { type Append, appends } from './fixtures.js'
 import { fmt, median, type Pair, type Row, ratios } from './measure.js'
 
 const MiB = 1024 * 1024
-type Kind = 'jsonl' | 'sqlite'
-const KINDS: readonly Kind[] = ['jsonl', 'sqlite']
+export type Kind = 'jsonl' | 'sqlite'
+export const KINDS: readonly Kind[] = ['jsonl', 'sqlite']
 
-function urlOf(kind: Kind, directory: string): string {
+export function urlOf(kind: Kind, directory: string): string {
   return kind === 'jsonl'
     ? `jsonl:${join(directory, 'jsonl')}`
     : `sqlite:${join(directory, 'sessions.db')}`
@@ -79,7 +79,10 @@ const medianOf = (pairs: readonly Pair[], key: keyof Pair) => median(pairs.map((
 const mb = (bytes: number) => `${(bytes / MiB).toFixed(0)} MB`
 
 /** Writes `events` into a new session (flushing every 2,000) and returns its id. */
-async function writeSession(store: SessionStore, events: readonly Append[]): Promise<string> {
+export async function writeSession(
+  store: SessionStore,
+  events: readonly Append[],
+): Promise<string> {
   const session = await store.create({ title: 'bench' })
   for (let index = 0; index < events.length; index++) {
     const [type, data] = events[index]!
@@ -91,7 +94,7 @@ async function writeSession(store: SessionStore, events: readonly Append[]): Pro
 }
 
 /** Events of about `bytes` in total, about 1.1 KB each (BENCHMARKS.md: 100 MB / ~90k). */
-function bigLog(bytes: number, seed: number): Append[] {
+export function bigLog(bytes: number, seed: number): Append[] {
   const sample = appends(2_000, seed).map(widen)
   const average =
     sample.reduce((sum, append, seq) => sum + envelope(seq, append).length + 1, 0) / sample.length
@@ -186,6 +189,9 @@ async function durableAppend(directory: string, full: boolean): Promise<Row[]> {
     const store = await openStore(urlOf(kind, join(directory, `b34-${kind}`)), { counters: count })
     const subjectPoints: number[] = []
     const floorPoints: number[] = []
+    // Main-thread time (event loop active, including a synchronous wait for the disk) per point.
+    const subjectBusy: number[] = []
+    const floorBusy: number[] = []
     let syncsPerRun = 0
     // Sessions are created before, and closed after, the timed runs: only appends count.
     const sessions = await Promise.all(Array.from({ length: 5 }, () => store.create()))
@@ -195,7 +201,9 @@ async function durableAppend(directory: string, full: boolean): Promise<Row[]> {
       for (const batch of batches) {
         for (const [type, data] of batch) session.append(type, data as never)
         const start = process.hrtime.bigint()
+        const busy = performance.eventLoopUtilization()
         await session.flush()
+        subjectBusy.push(performance.eventLoopUtilization(busy).active)
         subjectPoints.push(Number(process.hrtime.bigint() - start) / 1e6)
       }
       syncsPerRun = count.syncs - before
@@ -205,8 +213,8 @@ async function durableAppend(directory: string, full: boolean): Promise<Row[]> {
     let run = 0
     const floor =
       kind === 'jsonl'
-        ? jsonlFloor(directory, batches, floorPoints, () => run++)
-        : sqliteFloor(directory, batches, floorPoints, () => run++)
+        ? jsonlFloor(directory, batches, floorPoints, floorBusy, () => run++)
+        : sqliteFloor(directory, batches, floorPoints, floorBusy, () => run++)
     const pairs = await interleaveAsync(5, 'cpu', subject, floor)
     for (const session of finished) await session.close()
     // The same appends into a memory store: the live session, the checks and the encoding,
@@ -252,6 +260,14 @@ async function durableAppend(directory: string, full: boolean): Promise<Row[]> {
         ratio: `${(median(subjectPoints) / median(floorPoints)).toFixed(2)}×`,
         target: kind === 'jsonl' ? '≤ 1.5×' : 'orientation',
       },
+      {
+        id,
+        what: `${kind}: main-thread time per durability point p50 (event loop active, incl. a synchronous sync)`,
+        figure: fmt.ms(median(subjectBusy)),
+        floor: `${fmt.ms(median(floorBusy))} raw ${kind === 'jsonl' ? 'write+fdatasync (async)' : 'commit (synchronous=FULL)'}`,
+        ratio: `${(median(subjectBusy) / median(floorBusy)).toFixed(2)}×`,
+        target: 'orientation',
+      },
     )
     rows.push(await syncsPerDelta(kind, directory))
     if (kind === 'sqlite') rows.push(await tailRead(store, directory))
@@ -264,6 +280,7 @@ function jsonlFloor(
   directory: string,
   batches: readonly Append[][],
   points: number[],
+  busy: number[],
   next: () => number,
 ) {
   return async () => {
@@ -272,8 +289,10 @@ function jsonlFloor(
     let seq = 0
     for (const batch of batches) {
       const start = process.hrtime.bigint()
+      const loop = performance.eventLoopUtilization()
       await handle.write(`${batch.map((append) => envelope(seq++, append)).join('\n')}\n`)
       await handle.datasync()
+      busy.push(performance.eventLoopUtilization(loop).active)
       points.push(Number(process.hrtime.bigint() - start) / 1e6)
     }
     await handle.close()
@@ -285,6 +304,7 @@ function sqliteFloor(
   directory: string,
   batches: readonly Append[][],
   points: number[],
+  busy: number[],
   next: () => number,
 ) {
   const db = new Database(join(directory, 'floor.db'))
@@ -299,9 +319,11 @@ function sqliteFloor(
     let seq = 0
     for (const batch of batches) {
       const start = process.hrtime.bigint()
+      const loop = performance.eventLoopUtilization()
       db.transaction(() => {
         for (const append of batch) insert.run(session, seq, envelope(seq++, append))
       }).immediate()
+      busy.push(performance.eventLoopUtilization(loop).active)
       points.push(Number(process.hrtime.bigint() - start) / 1e6)
     }
   }

@@ -11,10 +11,18 @@ import type { JsonValue } from './values.js'
  * instance, a cycle, a non-finite number).
  */
 export function toFrozenJson(value: unknown, what: string, root = 'data'): JsonValue {
-  return copy(value, root, new Set(), what)
+  // The fast path builds no path strings (they were most of an append's allocation, B5+); a
+  // value it refuses is walked again, with paths and a cycle check, to word the error.
+  const copied = copy(value, 0)
+  return copied === NOT_PLAIN ? describeProblem(value, root, new Set(), what) : copied
 }
 
-function copy(value: unknown, path: string, ancestors: Set<object>, what: string): JsonValue {
+/** What `copy` returns for a value that is not plain JSON (or nested too deep to tell fast). */
+const NOT_PLAIN = Symbol('not plain JSON')
+/** Deeper than this, `copy` gives up and the walk with a cycle check decides. */
+const FAST_DEPTH = 256
+
+function copy(value: unknown, depth: number): JsonValue | typeof NOT_PLAIN {
   switch (typeof value) {
     case 'string':
     case 'boolean':
@@ -22,6 +30,56 @@ function copy(value: unknown, path: string, ancestors: Set<object>, what: string
     case 'number':
       // JSON has no -0 (it is written as 0), so it becomes 0 here: the live event then equals
       // the one every store reads back (docs/spec.md §3.1, decision 0066).
+      if (Number.isFinite(value)) return value === 0 ? 0 : value
+      return NOT_PLAIN
+    case 'object': {
+      if (value === null) return null
+      // A cycle also ends here: it is deeper than any depth.
+      if (depth > FAST_DEPTH) return NOT_PLAIN
+      if (Array.isArray(value)) {
+        const out: JsonValue[] = new Array(value.length)
+        for (let i = 0; i < value.length; i++) {
+          if (!(i in value)) return NOT_PLAIN
+          const copied = copy(value[i], depth + 1)
+          if (copied === NOT_PLAIN) return NOT_PLAIN
+          out[i] = copied
+        }
+        return Object.freeze(out)
+      }
+      const proto: unknown = Object.getPrototypeOf(value)
+      if (proto !== Object.prototype && proto !== null) return NOT_PLAIN
+      const out: Record<string, JsonValue> = {}
+      // for…in walks V8's cached key list where Object.keys allocates an array per object;
+      // the own check skips what a polluted Object.prototype would add.
+      for (const key in value) {
+        if (!Object.hasOwn(value, key)) continue
+        const copied = copy((value as Record<string, unknown>)[key], depth + 1)
+        if (copied === NOT_PLAIN) return NOT_PLAIN
+        setDataProperty(out, key, copied)
+      }
+      return Object.freeze(out)
+    }
+    default:
+      return NOT_PLAIN
+  }
+}
+
+/**
+ * The slow path: walks `value` with paths and a cycle check, and returns its frozen copy if it
+ * is plain JSON after all (only nested deeper than `FAST_DEPTH`), else throws at the first
+ * field that is not.
+ */
+function describeProblem(
+  value: unknown,
+  path: string,
+  ancestors: Set<object>,
+  what: string,
+): JsonValue {
+  switch (typeof value) {
+    case 'string':
+    case 'boolean':
+      return value
+    case 'number':
       if (Number.isFinite(value)) return value === 0 ? 0 : value
       return reject(what, path, `is ${value}, and JSON has no non-finite numbers`)
     case 'object': {
@@ -33,7 +91,7 @@ function copy(value: unknown, path: string, ancestors: Set<object>, what: string
           const out: JsonValue[] = new Array(value.length)
           for (let i = 0; i < value.length; i++) {
             if (!(i in value)) return reject(what, `${path}[${i}]`, 'is a hole in a sparse array')
-            out[i] = copy(value[i], `${path}[${i}]`, ancestors, what)
+            out[i] = describeProblem(value[i], `${path}[${i}]`, ancestors, what)
           }
           return Object.freeze(out)
         }
@@ -44,7 +102,7 @@ function copy(value: unknown, path: string, ancestors: Set<object>, what: string
         }
         const out: Record<string, JsonValue> = {}
         for (const key of Object.keys(value)) {
-          const field = copy(
+          const field = describeProblem(
             (value as Record<string, unknown>)[key],
             fieldPath(path, key),
             ancestors,

@@ -67,6 +67,33 @@ describe('createSession', () => {
     )
   })
 
+  it('copies data nested deeper than the fast path goes, and an object referred to twice', () => {
+    const session = createSession()
+    let deep: Record<string, unknown> = { leaf: -0 }
+    for (let level = 0; level < 400; level++) deep = { next: deep }
+    const shared = { n: 1 }
+    const meta = { deep, twice: [shared, shared] }
+    const event = session.append('user/message', { ...userData('x'), meta } as never)
+    expect(JSON.parse(JSON.stringify(event.data.meta))).toEqual(JSON.parse(JSON.stringify(meta)))
+    let node = (event.data.meta as { deep: Record<string, unknown> }).deep
+    for (let level = 0; level < 400; level++) node = node.next as Record<string, unknown>
+    expect(Object.is(node.leaf, 0)).toBe(true)
+    expect(Object.isFrozen(node)).toBe(true)
+    expect(node).not.toBe(deep)
+  })
+
+  it('names the field of a cycle deeper than the fast path goes', () => {
+    const session = createSession()
+    const inner: Record<string, unknown> = {}
+    let deep: Record<string, unknown> = inner
+    for (let level = 0; level < 300; level++) deep = { next: deep }
+    inner.back = deep
+    expect(() =>
+      session.append('user/message', { ...userData('x'), meta: { deep } } as never),
+    ).toThrowError(/data\.meta\.deep(\.next){300}\.back refers back to itself/)
+    expect(session.events).toEqual([])
+  })
+
   it('refuses an unknown event type unless it is ignorable', () => {
     const session = createSession()
     expect(() => session.append('plugin/x' as never, {} as never)).toThrowError(

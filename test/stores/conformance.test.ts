@@ -418,6 +418,22 @@ describe.each(STORE_KINDS)('the %s store', (kind) => {
       expect(await store.search('   ')).toEqual([])
       expect(await store.search('quick', { limit: 1 })).toHaveLength(1)
     })
+
+    it('stores and finds text with newlines, quotes, backslashes, NUL and non-ASCII, in batches', async () => {
+      const { store, reader } = await setup()
+      const session = await store.create()
+      const awkward = 'line one\nline "two"\\ with\ttabs\u0000and NUL, ünïcödé 🚀 zebra'
+      appendAll(session, [user(awkward, 'ctx'), user('second "quoted"\n\\', 'ctx')])
+      await session.flush()
+      appendAll(session, [user('third zebra', 'ctx')])
+      await session.close()
+      const reopened = await reader.open(session.header.id)
+      expect(reopened.events).toEqual(session.events)
+      await reopened.close()
+      const hits = await store.search('zebra')
+      expect(hits.map((hit) => hit.seq).sort()).toEqual([0, 2])
+      expect((await store.search('ünïcödé')).map((hit) => hit.seq)).toEqual([0])
+    })
   })
 
   describe.each(STORE_KINDS)('export to a %s store and import back', (target) => {

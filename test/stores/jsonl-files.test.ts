@@ -2,7 +2,15 @@
  * The JSONL format on disk: torn tails from every possible truncation, corruption in the
  * committed part, salvage, versioning and unknown event types, and the cost of durability.
  */
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs'
+import {
+  constants,
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  readlinkSync,
+  writeFileSync,
+} from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { checkLog, LogCorruptError } from '../../src/index.js'
@@ -235,6 +243,32 @@ describe('the JSONL store on disk', () => {
     expect(counters.syncs - before.syncs).toBe(1)
     await session.close()
   })
+
+  it.skipIf(!existsSync('/proc/self/fdinfo'))(
+    'appends through an O_DSYNC handle: each batch write returns durable, one trip to the disk',
+    async () => {
+      const directory = tempDirectory()
+      const store = await storeOf('jsonl', directory)
+      const session = await store.create()
+      appendAll(session, [user('one', 'ctx')])
+      await session.flush()
+      const path = logPath(directory, session.header.id)
+      const flags = readdirSync('/proc/self/fd')
+        .filter((fd) => {
+          try {
+            return readlinkSync(`/proc/self/fd/${fd}`) === path
+          } catch {
+            return false // closed since it was listed
+          }
+        })
+        .map((fd) => /flags:\s+([0-7]+)/.exec(readFileSync(`/proc/self/fdinfo/${fd}`, 'utf8'))![1]!)
+        .map((octal) => Number.parseInt(octal, 8))
+      expect(flags).toHaveLength(1)
+      expect(flags[0]! & constants.O_DSYNC).toBe(constants.O_DSYNC)
+      expect(flags[0]! & constants.O_APPEND).toBe(constants.O_APPEND)
+      await session.close()
+    },
+  )
 
   it('keeps a session readable by a second store while its writer appends', async () => {
     const directory = tempDirectory()

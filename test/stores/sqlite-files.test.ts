@@ -1,6 +1,6 @@
 /**
  * The SQLite format on disk: a write-ahead log cut at any point after a crash, schema
- * versioning, damaged rows, and one commit per flush.
+ * versioning, damaged rows, one commit per flush, and the WAL synced off the main thread.
  */
 import { copyFileSync, existsSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
@@ -9,6 +9,7 @@ import Database from 'better-sqlite3'
 import { describe, expect, it } from 'vitest'
 import { checkLog, LogCorruptError, RudderError, type SessionEvent } from '../../src/index.js'
 import { openStore, type StoreCounters } from '../../src/stores/index.js'
+import { createWalSync } from '../../src/stores/sqlite/wal-sync.js'
 import { user } from '../support/log-builder.js'
 import { startChild } from './support/child-process.js'
 import { appendAll } from './support/events.js'
@@ -191,5 +192,65 @@ describe('the SQLite store on disk', () => {
     expect(counters.syncs - before).toBe(1)
     expect(existsSync(`${dbPath(directory)}-wal`)).toBe(true)
     await session.close()
+  })
+
+  describe('appends sync the WAL off the main thread (decision 0146)', () => {
+    function database(journal: 'wal' | 'delete') {
+      const directory = tempDirectory()
+      const db = new Database(dbPath(directory))
+      db.pragma(`journal_mode = ${journal}`)
+      db.pragma('synchronous = FULL')
+      db.exec('CREATE TABLE t (x INTEGER)')
+      return { db, path: dbPath(directory) }
+    }
+    const level = (db: Database.Database) => db.pragma('synchronous', { simple: true })
+
+    it('commits an append unsynced, and every other commit stays synchronous=FULL', async () => {
+      const { db, path } = database('wal')
+      const wal = createWalSync(db, path)!
+      const inside = wal.commitUnsynced(() => {
+        db.prepare('INSERT INTO t VALUES (1)').run()
+        return level(db)
+      })
+      expect(inside).toBe(1)
+      expect(level(db)).toBe(2)
+      expect(() =>
+        wal.commitUnsynced(() => {
+          db.prepare('INSERT INTO t VALUES (2)').run()
+          throw new Error('refused')
+        }),
+      ).toThrow('refused')
+      expect(level(db)).toBe(2)
+      // The refused transaction rolled back; the committed one is visible before the sync.
+      expect(db.prepare('SELECT x FROM t').pluck().all()).toEqual([1])
+      await wal.sync()
+      await wal.sync()
+      await wal.close()
+      db.close()
+    })
+
+    it('leaves a database that is not in WAL mode to synchronous commits', () => {
+      const { db, path } = database('delete')
+      expect(createWalSync(db, path)).toBeUndefined()
+      db.close()
+    })
+
+    it('counts one sync per flush: the WAL fdatasync, after the commit', async () => {
+      const counters: StoreCounters = { syncs: 0, bytesWritten: 0, batches: 0 }
+      const directory = tempDirectory()
+      const store = await storeOf('sqlite', directory, { counters })
+      const session = await store.create()
+      const before = counters.syncs
+      appendAll(session, [user('one', 'ctx')])
+      const flushed = session.flush()
+      // The commit happened synchronously; the flush resolves only once the WAL is synced.
+      expect(counters.syncs).toBe(before)
+      await flushed
+      expect(counters.syncs - before).toBe(1)
+      const reader = new Database(dbPath(directory), { readonly: true })
+      expect(reader.prepare('SELECT count(*) FROM events').pluck().get()).toBe(1)
+      reader.close()
+      await session.close()
+    })
   })
 })

@@ -1,14 +1,24 @@
 /**
- * Appends batches to a JSONL log: one `write` of the whole batch on an `O_APPEND` handle, then
- * one `fdatasync`. Metadata for `list` is refreshed (without a sync) at most once a second,
- * trailing the last write, and on close, so a durability point costs one sync and nothing more.
+ * Appends batches to a JSONL log: one `write` of the whole batch on an `O_APPEND | O_DSYNC`
+ * handle, which returns once the bytes are durable, as a `write` then an `fdatasync` would, in
+ * one trip through the thread pool instead of two (where the platform has no `O_DSYNC`, it is
+ * exactly that `write` and `fdatasync`). Metadata for `list` is refreshed (without a sync) at
+ * most once a second, trailing the last write, and on close, so a durability point costs one
+ * sync and nothing more.
  */
+import { constants } from 'node:fs'
 import { open } from 'node:fs/promises'
 import type { BatchWriter, WriterStart } from '../backend.js'
 import type { StoreCounters } from '../store.js'
 import { writeMeta } from './meta-file.js'
 
 const META_INTERVAL_MS = 1000
+
+/** Open flags for the log: every write is synced before it returns, when the platform can. */
+const SYNCED_APPEND =
+  constants.O_DSYNC === undefined
+    ? undefined
+    : constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT | constants.O_DSYNC
 
 export async function openJsonlWriter(options: {
   readonly logPath: string
@@ -28,7 +38,7 @@ export async function openJsonlWriter(options: {
       await handle.close()
     }
   }
-  const handle = await open(logPath, 'a')
+  const handle = await open(logPath, SYNCED_APPEND ?? 'a')
   // Byte offsets where each event's line ends, so a fork can copy a prefix without reading it.
   let offset = (await handle.stat()).size
   const firstSeq = start.positions ? 0 : start.eventCount
@@ -80,7 +90,7 @@ export async function openJsonlWriter(options: {
         const { bytesWritten } = await handle.write(buffer, written, buffer.length - written)
         written += bytesWritten
       }
-      await handle.datasync()
+      if (SYNCED_APPEND === undefined) await handle.datasync()
       if (counters) {
         counters.syncs++
         counters.bytesWritten += buffer.length

@@ -30,6 +30,26 @@ const PAGE_ROWS = 1000
 /** The notification channel; the payload is the session id. */
 export const EVENTS_CHANNEL = 'rudder_events'
 
+/**
+ * Appends one batch (docs/spec.md §9.1): $1 session, $2 lease token, $3 seqs, $4 the lines
+ * joined by newlines, $5 and $6 the seqs and searchable texts of messages, $7 the last event's
+ * time, $8 the event count.
+ */
+const APPEND_STATEMENT = `WITH lease AS (
+   UPDATE leases SET heartbeat_at = clock_timestamp() WHERE session_id = $1 AND token = $2 RETURNING 1
+ ), ev AS (
+   INSERT INTO events (session_id, seq, line)
+   SELECT $1, s, l FROM unnest($3::integer[], string_to_array($4::text, E'\\n')) AS t(s, l)
+   WHERE EXISTS (SELECT 1 FROM lease)
+ ), txt AS (
+   INSERT INTO message_text (session_id, seq, text)
+   SELECT $1, s, x FROM unnest($5::integer[], $6::text[]) AS t(s, x) WHERE EXISTS (SELECT 1 FROM lease)
+ ), meta AS (
+   UPDATE sessions SET updated_at = $7, event_count = $8 WHERE id = $1 AND EXISTS (SELECT 1 FROM lease)
+ )
+ SELECT EXISTS (SELECT 1 FROM lease) AS held,
+        CASE WHEN EXISTS (SELECT 1 FROM lease) THEN pg_notify('${EVENTS_CHANNEL}', $1) END AS notified`
+
 export type PostgresOptions = {
   readonly counters?: StoreCounters | undefined
   /** A lease whose heartbeat is older than this is taken over (default 15 s). */
@@ -360,32 +380,29 @@ export async function createPostgresBackend(
             seqs.push(event.seq)
             bytes += lines[index]!.length
             const text = searchableText(event)
+            // PostgreSQL text cannot hold NUL; search loses nothing by dropping it.
             if (text !== undefined) {
               textSeqs.push(event.seq)
-              // PostgreSQL text cannot hold NUL; search loses nothing by dropping it.
               texts.push(text.replaceAll('\0', ' '))
             }
           }
           const last = events[events.length - 1]!
           // One statement, one commit: the rows go in only while our token holds the lease
           // (the lease row is locked for the statement, so a takeover waits or wins first).
-          const result = await query<{ held: boolean }>(
-            'the batch was not committed',
-            `WITH lease AS (
-               UPDATE leases SET heartbeat_at = clock_timestamp() WHERE session_id = $1 AND token = $2 RETURNING 1
-             ), ev AS (
-               INSERT INTO events (session_id, seq, line)
-               SELECT $1, s, l FROM unnest($3::integer[], $4::text[]) AS t(s, l) WHERE EXISTS (SELECT 1 FROM lease)
-             ), txt AS (
-               INSERT INTO message_text (session_id, seq, text)
-               SELECT $1, s, x FROM unnest($5::integer[], $6::text[]) AS t(s, x) WHERE EXISTS (SELECT 1 FROM lease)
-             ), meta AS (
-               UPDATE sessions SET updated_at = $7, event_count = $8 WHERE id = $1 AND EXISTS (SELECT 1 FROM lease)
-             )
-             SELECT EXISTS (SELECT 1 FROM lease) AS held,
-                    CASE WHEN EXISTS (SELECT 1 FROM lease) THEN pg_notify('${EVENTS_CHANNEL}', $1) END AS notified`,
-            [id, token, seqs, lines, textSeqs, texts, last.time, last.seq + 1],
-          )
+          // Lines travel as one text split on newlines (a stored line is JSON and never holds
+          // one; if it did, the extra piece would get a null seq and fail the statement): as a
+          // text[] every quote in them was escaped by the client and unescaped by the server,
+          // most of the client's time. Named, so a connection plans it once.
+          let result: pg.QueryResult<{ held: boolean }>
+          try {
+            result = await pool.query<{ held: boolean }>({
+              name: 'rudder_append',
+              text: APPEND_STATEMENT,
+              values: [id, token, seqs, lines.join('\n'), textSeqs, texts, last.time, last.seq + 1],
+            })
+          } catch (error) {
+            throw fail('the batch was not committed', error)
+          }
           if (!result.rows[0]?.held) {
             const now = (
               await query<{ host: string; pid: number }>(

@@ -19,6 +19,7 @@ import { headerSchema } from '../schema.js'
 import { searchableText } from '../search-text.js'
 import type { SearchHit, SessionListing, StoreCounters } from '../store.js'
 import { prepareDatabase } from './sqlite-schema.js'
+import { createWalSync, type WalSync } from './wal-sync.js'
 
 /** Rows per read, between event-loop turns (about 1 MiB of typical events). */
 const PAGE_ROWS = 1000
@@ -47,6 +48,16 @@ export function createSqliteBackend(path: string, counters: StoreCounters | unde
       )
     )
   }
+
+  // Appends commit unsynced and sync the WAL on the thread pool (decision 0146).
+  const walSync = ((): WalSync | undefined => {
+    try {
+      return createWalSync(db, path)
+    } catch (error) {
+      db.close()
+      throw storeFailure(`cannot open the SQLite store ${path}`, error)
+    }
+  })()
 
   const statements = {
     exists: db.prepare<[string], { one: number }>('SELECT 1 AS one FROM sessions WHERE id = ?'),
@@ -228,8 +239,9 @@ export function createSqliteBackend(path: string, counters: StoreCounters | unde
     async openWriter(id) {
       return {
         async write(events, lines) {
+          const what = `cannot write ${describe(id)}`
           let bytes = 0
-          commit(`cannot write ${describe(id)}`, () => {
+          const work = () => {
             for (let index = 0; index < events.length; index++) {
               const event = events[index]!
               const line = lines[index]!
@@ -243,7 +255,25 @@ export function createSqliteBackend(path: string, counters: StoreCounters | unde
             }
             const last = events[events.length - 1]
             if (last) statements.updateSession.run(last.time, last.seq + 1, id)
-          })
+          }
+          if (!walSync) commit(what, work)
+          else {
+            try {
+              walSync.commitUnsynced(work)
+            } catch (error) {
+              throw damaged(error, path) ?? storeFailure(`${what} in ${path}`, error)
+            }
+            // Durable only now: the flush resolves after this sync, off the main thread.
+            try {
+              await walSync.sync()
+            } catch (error) {
+              throw storeFailure(
+                `${what}: the write-ahead log ${path}-wal could not be synced`,
+                error,
+              )
+            }
+            if (counters) counters.syncs++
+          }
           if (counters) counters.bytesWritten += bytes
         },
         // Rows and lines are keyed by seq: a prefix needs no byte position.
@@ -302,6 +332,7 @@ export function createSqliteBackend(path: string, counters: StoreCounters | unde
       return reading(() => statements.search.all(phrases.join(' '), limit))
     },
     async close() {
+      await walSync?.close()
       if (db.open) db.close()
     },
   }

@@ -64,7 +64,8 @@ CREATE TABLE checkpoints (
  */
 export function prepareDatabase(db: Database.Database, path: string): void {
   db.pragma('journal_mode = WAL')
-  // FULL: a commit is durable when it returns, which is what flush() promises (decision 0013).
+  // FULL: a commit is durable when it returns (decision 0013). Appends commit unsynced and
+  // sync the WAL off the main thread instead, just as durably (wal-sync.ts, decision 0146).
   db.pragma('synchronous = FULL')
   db.pragma('busy_timeout = 10000')
   const version = db.pragma('user_version', { simple: true }) as number

@@ -1,0 +1,91 @@
+/**
+ * B1 (resume to ready for input) at a small and a large size, and B9 (heap held by an idle open
+ * session), for JSONL and SQLite. The floor of B1 is the same resume of a 1 MB session in the
+ * same run: the target is flat (≤ 1.3×). The floor of B9 is the target itself (256 KB per idle
+ * session), beside the session's log size. Default sizes are 1 MB and 100 MB; `--full` adds 1 GB.
+ */
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { createAgent } from '../src/index.js'
+import { openStore, type SessionStore } from '../src/stores/index.js'
+import { scriptedProvider } from '../src/testing.js'
+import { fmt, median, type Pair, type Row, ratios } from './measure.js'
+import { bigLog, KINDS, type Kind, urlOf, writeSession } from './stores.js'
+
+const MiB = 1024 * 1024
+const gc = () => (globalThis as { gc?: () => void }).gc?.()
+
+/** Wall time from `store.open` to an agent ready for input over the resumed session. */
+async function resumeMs(store: SessionStore, id: string): Promise<number> {
+  gc()
+  const start = process.hrtime.bigint()
+  const session = await store.open(id)
+  const agent = createAgent({ session, provider: scriptedProvider([]) })
+  const ms = Number(process.hrtime.bigint() - start) / 1e6
+  await agent.dispose()
+  await session.close()
+  return ms
+}
+
+/** Heap retained by one open, idle session after a full collection, in bytes. */
+async function idleHeap(store: SessionStore, id: string): Promise<number> {
+  gc()
+  gc()
+  const before = process.memoryUsage().heapUsed
+  const session = await store.open(id)
+  const agent = createAgent({ session, provider: scriptedProvider([]) })
+  await agent.idle()
+  gc()
+  gc()
+  const held = process.memoryUsage().heapUsed - before
+  await agent.dispose()
+  await session.close()
+  return held
+}
+
+export async function resumeBenchmarks(options: { full: boolean }): Promise<Row[]> {
+  const directory = mkdtempSync(join(tmpdir(), 'rudder-bench-resume-'))
+  const sizes = options.full ? [100 * MiB, 1024 * MiB] : [100 * MiB]
+  const rows: Row[] = []
+  try {
+    for (const kind of KINDS as readonly Kind[]) {
+      const store = await openStore(urlOf(kind, join(directory, kind)))
+      const small = await writeSession(store, bigLog(MiB, 11))
+      for (const size of sizes) {
+        const large = await writeSession(store, bigLog(size, 12))
+        await resumeMs(store, small) // warm caches and JIT
+        await resumeMs(store, large)
+        const pairs: Pair[] = []
+        for (let index = 0; index < 5; index++)
+          pairs.push({ subject: await resumeMs(store, large), floor: await resumeMs(store, small) })
+        rows.push({
+          id: 'B1',
+          what: `${kind}: resume to ready of a ${size / MiB} MB session (wall)`,
+          figure: fmt.ms(median(pairs.map((pair) => pair.subject))),
+          floor: `${fmt.ms(median(pairs.map((pair) => pair.floor)))} same, 1 MB`,
+          ratio: fmt.ratio(ratios(pairs)),
+          target: '≤ 1.3×; ≤ 300 ms',
+        })
+        if (size !== 100 * MiB) continue
+        const held = median([
+          await idleHeap(store, large),
+          await idleHeap(store, large),
+          await idleHeap(store, large),
+        ])
+        rows.push({
+          id: 'B9',
+          what: `${kind}: heap held by an idle open ${size / MiB} MB session (after GC)`,
+          figure: `${(held / 1024).toFixed(0)} KB`,
+          floor: '256 KB target',
+          ratio: `${(held / (256 * 1024)).toFixed(1)}×`,
+          target: '≤ 256 KB',
+        })
+      }
+      await store.close()
+    }
+    return rows
+  } finally {
+    rmSync(directory, { recursive: true, force: true })
+  }
+}
