@@ -10,42 +10,12 @@ import { join } from 'node:path'
 import { monitorEventLoopDelay } from 'node:perf_hooks'
 import Database from 'better-sqlite3'
 import { openStore, type SessionStore } from '../src/stores/index.js'
-import { type Append, appends } from './fixtures.js'
 import { fmt, median, type Pair, printTable, type Row, ratios } from './measure.js'
+import { bigLog, type Kind, urlOf, writeSession } from './stores.js'
 
 const MiB = 1024 * 1024
-type Kind = 'jsonl' | 'sqlite'
 /** Sessions written through this policy keep no checkpoint. */
 const NEVER = { minCharacters: Infinity, everyCharacters: Infinity, everyEvents: Infinity }
-
-const envelope = (seq: number, [type, data]: Append) =>
-  JSON.stringify({ seq, time: 1_700_000_000_000 + seq, type, data })
-
-/** Events of about `bytes` in total, about 1.1 KB each (as B2's log). */
-function bigLog(bytes: number, seed: number): Append[] {
-  const sample = appends(2_000, seed).map(widen)
-  const average =
-    sample.reduce((sum, append, seq) => sum + envelope(seq, append).length + 1, 0) / sample.length
-  return appends(Math.round(bytes / average), seed).map(widen)
-}
-function widen(append: Append): Append {
-  const [type, data] = append
-  if (type !== 'tool/result' && type !== 'user/message') return append
-  const block = data.content[0]
-  if (block?.type !== 'text') return append
-  return [type, { ...data, content: [{ type: 'text', text: block.text.repeat(5) }] }] as Append
-}
-
-async function writeSession(store: SessionStore, events: readonly Append[]): Promise<string> {
-  const session = await store.create({ title: 'bench' })
-  for (let index = 0; index < events.length; index++) {
-    const [type, data] = events[index]!
-    session.append(type, data as never)
-    if (index % 2000 === 1999) await session.flush()
-  }
-  await session.close()
-  return session.header.id
-}
 
 /** CPU ms of `run`, after a collection; records the longest event-loop block. */
 async function cpu(run: () => Promise<void>, blocks?: number[]): Promise<number> {
@@ -91,10 +61,7 @@ export async function checkpointBenchmarks(options: { full: boolean }): Promise<
   for (const kind of ['jsonl', 'sqlite'] as const) {
     const directory = mkdtempSync(join(tmpdir(), `rudder-bench-checkpoint-${kind}-`))
     try {
-      const url =
-        kind === 'jsonl'
-          ? `jsonl:${join(directory, 'jsonl')}`
-          : `sqlite:${join(directory, 'sessions.db')}`
+      const url = urlOf(kind, directory)
       const store = await openStore(url)
       const plain = await openStore(url, { checkpointPolicy: NEVER })
       const withCheckpoint = await writeSession(store, events)
