@@ -320,6 +320,51 @@ describe.each(STORE_KINDS)('the checkpoint of the %s store', (kind) => {
     expect((await storedCheckpoint(backend, session.header.id))?.throughSeq).toBe(2)
   })
 
+  it('takes a checkpoint at a durability point only where checker and projection stand', async () => {
+    const { backend, store } = await setup(kind, {
+      checkpointPolicy: { minCharacters: 1e12, everyEvents: 2, everyCharacters: 1e12 },
+    })
+    const session = await store.create()
+    const id = session.header.id
+    appendAll(session, [turnStart(1), user('a')])
+    // An append lands while the batch is being written: no checkpoint of that batch, whose
+    // end the checker and projector have already passed; the next batch is still due one
+    // (a checkpoint of the first would have made it not due yet).
+    const flushing = session.flush()
+    appendAll(session, [user('b')])
+    await flushing
+    await session.flush()
+    // Closing waits for the checkpoint written behind (and writes none itself, by the policy).
+    await session.close()
+    const checkpoint = await storedCheckpoint(backend, id)
+    expect(checkpoint?.throughSeq).toBe(2)
+    const fromCheckpoint = await loadEvents(backend, id, { checkpoint })
+    const full = await loadEvents(backend, id)
+    expect(fromCheckpoint.restored).toBeDefined()
+    expect(fromCheckpoint.checker.snapshot()).toEqual(full.checker.snapshot())
+    expect(checkpoint?.projection.seqs).toEqual([1, 2])
+  })
+
+  it('keeps working when a checkpoint cannot be written', async () => {
+    const directory = tempDirectory()
+    const inner = await backendOf(kind, directory)
+    const backend: Backend = {
+      ...inner,
+      async writeCheckpoint() {
+        throw new Error('disk full')
+      },
+    }
+    const store = createSessionStore(backend, EVERY_CLOSE)
+    stores.push(store)
+    const session = await store.create()
+    appendAll(session, [user('a'), user('b')])
+    await session.close()
+    expect(await inner.readCheckpoint!(session.header.id)).toBeUndefined()
+    const opened = await store.open(session.header.id)
+    expect(opened.events).toEqual(session.events)
+    await opened.close()
+  })
+
   it('gives a fork no checkpoint of its source, and the source keeps its own', async () => {
     const context = await checkpointed()
     const child = await context.store.fork(context.id)
