@@ -481,7 +481,7 @@ export function createSessionStore(backend: Backend, options: StoreOptions = {})
       ensureOpen()
       checkSessionId(id)
       const header = await loadHeader(backend, id)
-      const loaded = await loadEvents(backend, id)
+      const loaded = await loadEvents(backend, id, { checkpoint: await readCheckpoint(id) })
       yield `${JSON.stringify(header)}\n`
       for (const event of loaded.events) yield `${envelopeLine(event)}\n`
     },
