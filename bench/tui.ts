@@ -94,7 +94,7 @@ type Screen = {
   frame(): void
 }
 
-function screenOf(lines: number): Screen {
+export function screenOf(lines: number): Screen {
   const terminal = new MemoryTerminal()
   const tui = new TUI(terminal)
   const theme = createTheme(true)
@@ -116,7 +116,7 @@ function screenOf(lines: number): Screen {
   return { tui, terminal, model, editor, frame: draw }
 }
 
-function delta(screen: Screen, turn: number, index: number): void {
+export function delta(screen: Screen, turn: number, index: number): void {
   screen.model.applyNotification({
     type: 'assistant/delta',
     turn,
@@ -301,6 +301,7 @@ export async function tuiBenchmarks(): Promise<Row[]> {
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
   const { printTable } = await import('./measure.js')
-  printTable(await tuiBenchmarks())
+  // `frames`: only B6/B7 (no start-up in a pty), for work on the renderer.
+  printTable(process.argv[2] === 'frames' ? frameRows() : await tuiBenchmarks())
   process.exit(0)
 }
