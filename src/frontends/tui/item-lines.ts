@@ -93,12 +93,18 @@ function assistantLines(
         .map((line) => clip(line, width))
     if (item.isStreaming && streaming)
       lines.push(
-        ...streamingLines(item.text, streaming, {
-          width,
-          markdown,
-          printable,
-          elision: theme.dim('⋮'),
-        }),
+        ...streamingLines(
+          item.textPieces === undefined || item.pieceCount === undefined
+            ? { text: item.text }
+            : { text: item.text, pieces: item.textPieces, pieceCount: item.pieceCount },
+          streaming,
+          {
+            width,
+            markdown,
+            printable,
+            elision: theme.dim('⋮'),
+          },
+        ),
       )
     else lines.push(...markdown(printable(item.text)))
   }

@@ -34,10 +34,15 @@ type CutKind = 'block' | 'line'
 /** What the view keeps per streaming message between frames (one per item). */
 export type StreamingMemo = {
   width: number
-  /** Where the rendered tail starts in the message's text. */
+  /** The tail of the text kept from its pieces (`window`), read without copying the rest. */
+  readonly text: TextWindow
+  /** Where the window started when the lines were rendered (a move renders the tail afresh). */
+  offset: number
+  /** Where the rendered tail starts in the window. */
   start: number
-  /** The text scanned for cuts, [start, scanned): checked on each frame to still be there. */
-  head: string
+  /** The end of the text scanned for cuts (complete lines), and the text just before it. */
+  scanned: number
+  headTail: string
   /** The end of the rendered part: `lines` are the text [start, cut). */
   cut: number
   /** Whether the text at `cut` starts a block (after a blank line) or goes on with a paragraph. */
@@ -66,6 +71,22 @@ export type StreamingMemo = {
   hasDefinition: boolean
 }
 
+/** The window: the text from `offset`, appended to from the message's pieces. */
+type TextWindow = {
+  pieces: readonly string[] | undefined
+  absorbed: number
+  length: number
+  offset: number
+  window: string
+}
+
+/** A streaming message's text, and its pieces when the model keeps them. */
+export type StreamingText = {
+  readonly text: string
+  readonly pieces?: readonly string[]
+  readonly pieceCount?: number
+}
+
 export type StreamingRender = {
   readonly width: number
   /** Markdown lines of a piece of text, each fitting the width. */
@@ -80,8 +101,11 @@ export type StreamingRender = {
 export function createStreamingMemo(): StreamingMemo {
   return {
     width: -1,
+    text: { pieces: undefined, absorbed: 0, length: 0, offset: 0, window: '' },
+    offset: -1,
     start: -1,
-    head: '',
+    scanned: 0,
+    headTail: '',
     cut: 0,
     cutKind: 'block',
     lines: [],
@@ -100,26 +124,29 @@ export function createStreamingMemo(): StreamingMemo {
   }
 }
 
-/** The lines of `text` (a message still streaming), reusing and updating `memo`. */
+/** The lines of a message still streaming, reusing and updating `memo`. */
 export function streamingLines(
-  text: string,
+  source: StreamingText,
   memo: StreamingMemo,
   render: StreamingRender,
 ): string[] {
-  const start = tailStart(text)
+  const { window: text, offset } = windowOf(source, memo.text)
+  // From the window's start, the tail starts at a line's start.
+  const start = offset === 0 ? 0 : text.indexOf('\n') + 1
   if (
     memo.width !== render.width ||
+    memo.offset !== offset ||
     memo.start !== start ||
-    text.length < start + memo.head.length ||
-    !text.startsWith(memo.head, start)
+    text.length < memo.scanned ||
+    !text.startsWith(memo.headTail, memo.scanned - memo.headTail.length)
   )
-    reset(memo, render, start)
+    reset(memo, render, offset, start)
   scan(text, memo, render)
   // The line being written may already be an underline of the paragraph above it.
-  const writing = text.slice(memo.start + memo.head.length)
+  const writing = text.slice(memo.scanned)
   if (!memo.isInFence && DEFINITION.test(writing)) takeBackAllCuts(memo)
   else if (!memo.isInFence && !memo.isAfterBlank && UNDERLINE.test(writing)) takeBackLineCuts(memo)
-  const lines: string[] = start > 0 ? [render.elision, ...memo.lines] : [...memo.lines]
+  const lines: string[] = offset > 0 ? [render.elision, ...memo.lines] : [...memo.lines]
   const rest = render.printable(text.slice(memo.cut))
   if (rest.trim() !== '') {
     if (needsGap(memo)) lines.push(memo.blank)
@@ -128,10 +155,41 @@ export function streamingLines(
   return lines
 }
 
-function reset(memo: StreamingMemo, render: StreamingRender, start: number): void {
+/**
+ * The tail of the text that can be rendered: from a multiple of TAIL_STEP, so it moves
+ * seldom. With the model's pieces, only the pieces that arrived since the last frame are
+ * read; without them, the text is read whole.
+ */
+function windowOf(source: StreamingText, kept: TextWindow): { window: string; offset: number } {
+  const { pieces, pieceCount } = source
+  if (pieces === undefined || pieceCount === undefined) {
+    const offset = windowStart(source.text.length)
+    Object.assign(kept, { pieces: undefined, absorbed: 0, length: 0, offset: 0, window: '' })
+    return { window: offset === 0 ? source.text : source.text.slice(offset), offset }
+  }
+  if (kept.pieces !== pieces || kept.absorbed > pieceCount)
+    Object.assign(kept, { pieces, absorbed: 0, length: 0, offset: 0, window: '' })
+  if (kept.absorbed < pieceCount) {
+    const added = pieces.slice(kept.absorbed, pieceCount).join('')
+    kept.window += added
+    kept.length += added.length
+    kept.absorbed = pieceCount
+  }
+  const offset = windowStart(kept.length)
+  if (offset > kept.offset) {
+    kept.window = kept.window.slice(offset - kept.offset)
+    kept.offset = offset
+  }
+  return { window: kept.window, offset }
+}
+
+function reset(memo: StreamingMemo, render: StreamingRender, offset: number, start: number): void {
   Object.assign(memo, createStreamingMemo(), {
     width: render.width,
+    text: memo.text,
+    offset,
     start,
+    scanned: start,
     cut: start,
     blockCut: start,
     blank: render.markdown('a\n\nb')[1] ?? '',
@@ -140,7 +198,7 @@ function reset(memo: StreamingMemo, render: StreamingRender, start: number): voi
 
 /** Scans the complete lines not scanned yet and renders up to the last cut found. */
 function scan(text: string, memo: StreamingMemo, render: StreamingRender): void {
-  let from = memo.start + memo.head.length
+  let from = memo.scanned
   let cut = memo.cut
   let cutKind = memo.cutKind
   const cutAt = (at: number, kind: CutKind) => {
@@ -209,7 +267,10 @@ function scan(text: string, memo: StreamingMemo, render: StreamingRender): void 
     }
     memo.blockLines++
   }
-  if (from > memo.start + memo.head.length) memo.head = text.slice(memo.start, from)
+  if (from > memo.scanned) {
+    memo.scanned = from
+    memo.headTail = text.slice(Math.max(memo.start, from - 64), from)
+  }
   renderTo(text, memo, render, cut, cutKind)
 }
 
@@ -259,10 +320,8 @@ function needsGap(memo: StreamingMemo): boolean {
   return memo.cutKind === 'block' && memo.lines.length > 0 && memo.lines.at(-1)?.trim() !== ''
 }
 
-/** Where the rendered tail of a message of this text starts (0: all of it). */
-function tailStart(text: string): number {
-  if (text.length <= STREAMING_TAIL) return 0
-  const start = Math.floor((text.length - STREAMING_TAIL) / TAIL_STEP) * TAIL_STEP
-  const from = text.indexOf('\n', start)
-  return from < 0 ? start : from + 1
+/** Where the window of a text this long starts (0: all of it). */
+function windowStart(length: number): number {
+  if (length <= STREAMING_TAIL) return 0
+  return Math.floor((length - STREAMING_TAIL) / TAIL_STEP) * TAIL_STEP
 }

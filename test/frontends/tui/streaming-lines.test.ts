@@ -48,11 +48,21 @@ describe('streaming lines', () => {
         fc.array(fc.integer({ min: 1, max: 40 }), { minLength: 1, maxLength: 8 }),
         (lines, steps) => {
           const text = lines.join('\n')
-          const memo = createStreamingMemo()
+          // Fed as the model feeds it (pieces) and as text alone.
+          const fromPieces = createStreamingMemo()
+          const fromText = createStreamingMemo()
+          const pieces: string[] = []
           for (let at = 0, step = 0; at < text.length; step++) {
-            at = Math.min(text.length, at + (steps[step % steps.length] as number))
+            const next = Math.min(text.length, at + (steps[step % steps.length] as number))
+            pieces.push(text.slice(at, next))
+            at = next
             const sofar = text.slice(0, at)
-            expect(streamingLines(sofar, memo, render)).toEqual(whole(sofar))
+            const expected = whole(sofar)
+            const pieceCount = pieces.length
+            expect(streamingLines({ text: sofar, pieces, pieceCount }, fromPieces, render)).toEqual(
+              expected,
+            )
+            expect(streamingLines({ text: sofar }, fromText, render)).toEqual(expected)
           }
         },
       ),
@@ -62,12 +72,12 @@ describe('streaming lines', () => {
 
   it('renders each delta of plain prose in work that does not grow with the message', () => {
     const memo = createStreamingMemo()
-    let text = ''
+    const pieces: string[] = []
     const costs: number[] = []
     for (let index = 0; index < 600; index++) {
-      text += index % 12 === 11 ? 'word\n' : 'word '
+      pieces.push(index % 12 === 11 ? 'word\n' : 'word ')
       renders = 0
-      streamingLines(text, memo, render)
+      streamingLines({ text: pieces.join(''), pieces, pieceCount: pieces.length }, memo, render)
       costs.push(renders)
     }
     // Characters rendered per delta: at most the last two lines, however long the message.
@@ -76,14 +86,16 @@ describe('streaming lines', () => {
 
   it('starts over when the text is replaced (a retried request streams afresh)', () => {
     const memo = createStreamingMemo()
-    streamingLines('first line\nsecond line\nthird', memo, render)
-    expect(streamingLines('other\nlines\nnow', memo, render)).toEqual(whole('other\nlines\nnow'))
+    streamingLines({ text: 'first line\nsecond line\nthird' }, memo, render)
+    expect(streamingLines({ text: 'other\nlines\nnow' }, memo, render)).toEqual(
+      whole('other\nlines\nnow'),
+    )
   })
 
   it('shows the tail of a long message under an elision mark', () => {
     const memo = createStreamingMemo()
     const text = Array.from({ length: 2000 }, (_, index) => `line ${index}`).join('\n')
-    const lines = streamingLines(text, memo, render)
+    const lines = streamingLines({ text }, memo, render)
     expect(lines[0]).toBe('⋮')
     expect(lines.at(-1)?.trim()).toBe('line 1999')
     expect(lines.length).toBeLessThan(2000)
