@@ -36,7 +36,7 @@ export class PacedTUI extends TUI {
     this.pendingFrame =
       wait <= 0
         ? { kind: 'now', handle: setImmediate(this.drawFrame) }
-        : { kind: 'later', handle: setTimeout(this.drawFrame, wait) }
+        : { kind: 'later', handle: setTimeout(this.drawFrame, Math.ceil(wait)) }
   }
 
   override stop(): void {
@@ -45,6 +45,13 @@ export class PacedTUI extends TUI {
   }
 
   private readonly drawFrame = (): void => {
+    // Timers fire on the loop's cached clock and truncate fractions of a millisecond, so one
+    // can come early: wait out the rest rather than draw two frames within 16 ms.
+    const wait = this.lastFrameAt + FRAME_INTERVAL_MS - performance.now()
+    if (wait > 0) {
+      this.pendingFrame = { kind: 'later', handle: setTimeout(this.drawFrame, Math.ceil(wait)) }
+      return
+    }
     this.pendingFrame = undefined
     this.lastFrameAt = performance.now()
     this.frames++
