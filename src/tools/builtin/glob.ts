@@ -3,8 +3,8 @@
  */
 import { stat } from 'node:fs/promises'
 import { isAbsolute, join } from 'node:path'
-import { z } from 'zod'
-import { defineTool } from '../define-tool.js'
+import { defineLazyTool } from '../define-tool.js'
+import { lazySchema } from '../lazy-zod.js'
 import type { Tool } from '../tool.js'
 import {
   type BuiltinResult,
@@ -35,22 +35,24 @@ export type GlobToolOptions = WorkspaceOptions & {
  */
 export function globParameters(defaultLimit: number, maxLimit: number) {
   return {
-    parameters: z.object({
-      pattern: z
-        .string()
-        .min(1)
-        .describe(
-          'Glob relative to path: "*" and "?" within a name, "**" for any number of directories, {a,b} alternatives, [abc] classes. Example: "src/**/*.ts".',
-        ),
-      path: z.string().optional().describe('Directory to search from. Default: the workspace.'),
-      limit: z
-        .number()
-        .int()
-        .min(1)
-        .max(maxLimit)
-        .optional()
-        .describe(`Most paths to return. Default ${defaultLimit}.`),
-    }),
+    parameters: lazySchema((z) =>
+      z.object({
+        pattern: z
+          .string()
+          .min(1)
+          .describe(
+            'Glob relative to path: "*" and "?" within a name, "**" for any number of directories, {a,b} alternatives, [abc] classes. Example: "src/**/*.ts".',
+          ),
+        path: z.string().optional().describe('Directory to search from. Default: the workspace.'),
+        limit: z
+          .number()
+          .int()
+          .min(1)
+          .max(maxLimit)
+          .optional()
+          .describe(`Most paths to return. Default ${defaultLimit}.`),
+      }),
+    ),
     jsonSchema: {
       type: 'object',
       properties: {
@@ -81,7 +83,7 @@ export function globTool(options: GlobToolOptions): Tool<{
 }> {
   const defaultLimit = options.defaultLimit ?? 500
   const maxLimit = Math.max(options.maxLimit ?? 5000, defaultLimit)
-  return defineTool({
+  return defineLazyTool({
     name: 'glob',
     description:
       'Find files by path pattern, e.g. "**/*.test.ts". Returns matching file paths (relative to the workspace), sorted. Skips .git, node_modules and files listed in .gitignore.',

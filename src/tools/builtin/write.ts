@@ -2,8 +2,9 @@
  * `write`: creates or replaces a whole file, creating its parent directories. The new content
  * goes to a temporary file renamed over the name (see `safe-file.ts`).
  */
-import { z } from 'zod'
-import { defineTool } from '../define-tool.js'
+import type { z } from 'zod'
+import { defineLazyTool } from '../define-tool.js'
+import { lazySchema } from '../lazy-zod.js'
 import { type ProtectedPaths, protectedPaths } from '../protected-paths.js'
 import type { Tool } from '../tool.js'
 import { FILE_PATH_JSON_SCHEMA, filePathParameter } from './file-path-parameter.js'
@@ -34,10 +35,12 @@ export type WriteToolOptions = WorkspaceOptions &
  * test/tools/builtin-schemas.test.ts keeps the two equal).
  */
 export const writeParameters = {
-  parameters: z.object({
-    path: filePathParameter,
-    content: z.string().describe('The complete new content of the file.'),
-  }),
+  parameters: lazySchema((z) =>
+    z.object({
+      path: filePathParameter(z),
+      content: z.string().describe('The complete new content of the file.'),
+    }),
+  ),
   jsonSchema: {
     type: 'object',
     properties: {
@@ -51,9 +54,9 @@ export const writeParameters = {
 /** Creates the `write` tool. Exclusive: writes do not race other calls of the batch. */
 export function writeTool(
   options: WriteToolOptions,
-): Tool<z.output<typeof writeParameters.parameters>> {
+): Tool<z.output<ReturnType<typeof writeParameters.parameters>>> {
   const guard = options.protectedPaths ?? protectedPaths({ workspace: options.workspace })
-  return defineTool({
+  return defineLazyTool({
     name: 'write',
     description:
       'Write a whole file (created, or replaced if it exists), creating missing parent directories. To change part of an existing file, prefer edit.',
