@@ -5,7 +5,6 @@
  * file and key. What rudder does not run (other handler types, unknown or unsupported events,
  * handler fields it ignores) is returned as `ignored`, to be reported once at load.
  */
-import type { z } from 'zod'
 import { ConfigError } from '../core/index.js'
 import { type Zod, zodNow } from '../tools/lazy-zod.js'
 import { compileMatcher } from './matcher.js'

@@ -9,7 +9,6 @@
  * a rule for `rm`. This is a seatbelt against mistakes, not a sandbox: a script, an alias or
  * an interpreter (`python -c`) can still hide what runs.
  */
-import type { z } from 'zod'
 import { ConfigError } from '../core/index.js'
 import { compileWildcard } from './glob-match.js'
 import { type Zod, zodNow } from './lazy-zod.js'

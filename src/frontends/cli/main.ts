@@ -3,7 +3,6 @@
  * 2 usage or configuration errors (with the fix), 130 interrupted, 143 terminated
  * (docs/spec.md §11).
  */
-import { readFileSync } from 'node:fs'
 import { Writable } from 'node:stream'
 // Each command's module is imported when that command runs, so `--help` and usage errors load
 // almost nothing (bench B10, docs/decisions/0141).
