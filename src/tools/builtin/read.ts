@@ -3,7 +3,6 @@
  * other binary files refused with a message.
  */
 import type { FileHandle } from 'node:fs/promises'
-import { createInterface } from 'node:readline'
 import type { z } from 'zod'
 import { defineLazyTool } from '../define-tool.js'
 import { lazySchema } from '../lazy-zod.js'
@@ -173,6 +172,8 @@ async function readLines(
   display: string,
   range: LineRange,
 ): Promise<BuiltinResult> {
+  // Loaded with the first read, so a session that reads no file does not load it (bench B10).
+  const { createInterface } = await import('node:readline')
   // The caller closes the handle; the stream only reads from it.
   const stream = handle.createReadStream({
     encoding: 'utf8',
