@@ -46,9 +46,10 @@ export type GrepToolOptions = WorkspaceOptions & {
 }
 
 /**
- * The arguments: the zod schema that validates them, and the JSON Schema the model sees written
- * out, so opening a session does no zod work (bench B10, docs/decisions/0142-tool-schemas-written-out.md;
- * test/tools/builtin-schemas.test.ts keeps the two equal).
+ * The arguments: the zod schema that validates them (built on first need), and the JSON Schema
+ * the model sees written out, so opening a session does no zod work (bench B10,
+ * docs/decisions/0142-tool-schemas-written-out.md; test/tools/builtin-schemas.test.ts keeps the
+ * two equal). Arguments that schema plainly accepts are taken without zod (decision 0147).
  */
 export function grepParameters(defaultLimit: number, maxLimit: number) {
   return {
