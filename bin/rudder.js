@@ -39,17 +39,27 @@ if (args.length === 1 && (args[0] === '--version' || args[0] === '-v')) {
       },
     }
   }
+  // Told from fd 0's type, so a run that reads no stdin never sets up `process.stdin` (a few
+  // ms of start-up, bench B10): only a character device other than /dev/null may be a terminal.
   const stdinKind = (() => {
-    if (process.stdin.isTTY) return 'terminal'
     try {
       const stat = fstatSync(0)
-      return stat.isFIFO() ? 'pipe' : stat.isFile() ? 'file' : 'other'
+      if (stat.isFIFO()) return 'pipe'
+      if (stat.isFile()) return 'file'
+      if (
+        !stat.isCharacterDevice() ||
+        stat.rdev === statSync('/dev/null', { throwIfNoEntry: false })?.rdev
+      )
+        return 'other'
+      return process.stdin.isTTY ? 'terminal' : 'other'
     } catch {
       return 'other'
     }
   })()
   const io = {
-    stdin: process.stdin,
+    get stdin() {
+      return process.stdin
+    },
     stdinKind,
     stdout: args[0] === 'acp' ? process.stdout : quietOnClose(process.stdout),
     stderr: quietOnClose(process.stderr),
