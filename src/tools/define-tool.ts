@@ -5,6 +5,7 @@
 import type { z } from 'zod'
 import { type JsonObject, RudderError, toFrozenJson } from '../core/index.js'
 import { checkArguments } from './argument-check.js'
+import { zodNow } from './lazy-zod.js'
 import type { ParsedArguments, Tool, ToolContext, ToolOutput } from './tool.js'
 
 export type ToolDefinition<Schema extends z.ZodType> = {
@@ -50,11 +51,14 @@ export function defineTool<Schema extends z.ZodType>(
     )
   let parameters: JsonObject
   try {
-    // The schema's own method, so defining a tool does not need zod's module here.
-    const schema = definition.parameters.toJSONSchema({
-      target: 'draft-7',
-      io: 'input',
-    }) as Record<string, unknown>
+    // The schema's own method, so defining a tool does not load zod here; zod's function for
+    // a schema made by a zod 4 older than that method.
+    const options = { target: 'draft-7', io: 'input' } as const
+    const schema = (
+      typeof definition.parameters.toJSONSchema === 'function'
+        ? definition.parameters.toJSONSchema(options)
+        : zodNow().toJSONSchema(definition.parameters, options)
+    ) as Record<string, unknown>
     delete schema.$schema
     parameters = toFrozenJson(schema, `tool ${definition.name}`, 'parameters') as JsonObject
   } catch (error) {
