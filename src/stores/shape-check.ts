@@ -161,9 +161,9 @@ function isObject(value: unknown): value is Record<PropertyKey, unknown> {
 /** zod's test for a record: an object whose constructor (if any) looks like `Object`. */
 function isPlainObject(value: unknown): value is Record<PropertyKey, unknown> {
   if (!isObject(value)) return false
-  const constructor: unknown = value.constructor
-  if (constructor === undefined || typeof constructor !== 'function') return true
-  const prototype: unknown = constructor.prototype
+  const maker: unknown = value.constructor
+  if (maker === undefined || typeof maker !== 'function') return true
+  const prototype: unknown = maker.prototype
   return isObject(prototype) && Object.hasOwn(prototype, 'isPrototypeOf')
 }
 
@@ -214,8 +214,13 @@ export function strictObject(spec: ShapeSpec): Check {
     if (!isObject(value)) return typeIssue('object', value)
     const found = checkFields(fields, value)
     if (found) return found
+    // Allocated only when a key is unknown: every envelope read passes through here.
     let unknown: string[] | undefined
-    for (const key in value) if (!known.has(key)) (unknown ??= []).push(key)
+    for (const key in value) {
+      if (known.has(key)) continue
+      if (unknown === undefined) unknown = []
+      unknown.push(key)
+    }
     if (unknown === undefined) return undefined
     return issue(
       `Unrecognized key${unknown.length > 1 ? 's' : ''}: ${unknown.map(quoted).join(', ')}`,

@@ -43,7 +43,12 @@ const content = arrayOf(byKey('type', { text: textBlock, image: imageBlock }))
 const assistantBlock = byKey('type', {
   text: textBlock,
   thinking: looseObject({ type: literal('thinking'), text: string, signature: optional(string) }),
-  'tool-call': looseObject({ type: literal('tool-call'), id: string, name: string, args: anyValue }),
+  'tool-call': looseObject({
+    type: literal('tool-call'),
+    id: string,
+    name: string,
+    args: anyValue,
+  }),
 })
 const source = looseObject({ kind: string })
 const turnEndReason = byKey('kind', {
@@ -142,9 +147,7 @@ export const HEADER_CHECK = strictObject({
   formatVersion: integer({ minimum: 0, exclusive: true }),
   createdAt: number,
   cwd: optional(string),
-  parent: optional(
-    strictObject({ sessionId: nonEmptyString, seq: integer({ minimum: -1 }) }),
-  ),
+  parent: optional(strictObject({ sessionId: nonEmptyString, seq: integer({ minimum: -1 }) })),
   title: optional(string),
 })
 

@@ -7,7 +7,13 @@ import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import type { z } from 'zod'
 import { EVENT_TYPES } from '../../src/core/index.js'
-import { blobReference, describeIssue, EVENT_DATA, headerSchema, storedEnvelope } from '../../src/stores/schema.js'
+import {
+  blobReference,
+  describeIssue,
+  EVENT_DATA,
+  headerSchema,
+  storedEnvelope,
+} from '../../src/stores/schema.js'
 import { type Check, describeShapeIssue } from '../../src/stores/shape-check.js'
 import {
   BLOB_REFERENCE_CHECK,
@@ -305,22 +311,30 @@ describe('the stored-shape checks and the zod schemas', () => {
 
   it('agree on valid and mutated envelopes, blob references and headers', () => {
     fc.assert(
-      fc.property(envelope, sessionHeader, fc.array(mutation, { maxLength: 2 }), (line, head, changes) => {
-        expectAgreement(storedEnvelope, ENVELOPE_CHECK, line)
-        expectAgreement(headerSchema, HEADER_CHECK, head)
-        let changedLine: unknown = line
-        let changedHead: unknown = head
-        for (const change of changes) {
-          changedLine = mutate(changedLine, change)
-          changedHead = mutate(changedHead, change)
-        }
-        expectAgreement(storedEnvelope, ENVELOPE_CHECK, changedLine)
-        expectAgreement(headerSchema, HEADER_CHECK, changedHead)
-        if (line.blobs?.[0]) {
-          const reference = mutate(line.blobs[0], changes[0] ?? { at: 0, key: 0, kind: 'root', odd: 1, name: 'x' })
-          expectAgreement(blobReference, BLOB_REFERENCE_CHECK, reference)
-        }
-      }),
+      fc.property(
+        envelope,
+        sessionHeader,
+        fc.array(mutation, { maxLength: 2 }),
+        (line, head, changes) => {
+          expectAgreement(storedEnvelope, ENVELOPE_CHECK, line)
+          expectAgreement(headerSchema, HEADER_CHECK, head)
+          let changedLine: unknown = line
+          let changedHead: unknown = head
+          for (const change of changes) {
+            changedLine = mutate(changedLine, change)
+            changedHead = mutate(changedHead, change)
+          }
+          expectAgreement(storedEnvelope, ENVELOPE_CHECK, changedLine)
+          expectAgreement(headerSchema, HEADER_CHECK, changedHead)
+          if (line.blobs?.[0]) {
+            const reference = mutate(
+              line.blobs[0],
+              changes[0] ?? { at: 0, key: 0, kind: 'root', odd: 1, name: 'x' },
+            )
+            expectAgreement(blobReference, BLOB_REFERENCE_CHECK, reference)
+          }
+        },
+      ),
       RUNS,
     )
   })
@@ -380,7 +394,12 @@ describe('edge cases the stored-shape checks decide as zod does', () => {
       { callId: 'c', name: 'n' },
       'data.args: Invalid input: expected nonoptional, received undefined',
     ],
-    ['takes an args key holding undefined', 'tool/call', { callId: 'c', name: 'n', args: undefined }, 'valid'],
+    [
+      'takes an args key holding undefined',
+      'tool/call',
+      { callId: 'c', name: 'n', args: undefined },
+      'valid',
+    ],
     ['takes an optional key holding undefined', 'user/message', user({ meta: undefined }), 'valid'],
     [
       'names an unknown block type and the options',
