@@ -3,6 +3,9 @@
  * the same verdict and the same first message, on random valid data of every event type and on
  * random mutations of it (issue 17 item 3), plus the edge cases zod decides in its own way.
  */
+import { readFileSync } from 'node:fs'
+import { dirname, join, resolve } from 'node:path'
+import { fileURLToPath } from 'node:url'
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import type { z } from 'zod'
@@ -464,5 +467,38 @@ describe('edge cases the stored-shape checks decide as zod does', () => {
       expect(zod).toBe(expected)
       expect(fast).toBe(expected)
     }
+  })
+})
+
+describe("the store's open, append and load path", () => {
+  const root = resolve(dirname(fileURLToPath(import.meta.url)), '../../src/stores')
+
+  /** Modules reached by static value imports (not `import type`, not `import()`) from `file`. */
+  function reached(file: string, seen = new Set<string>()): Set<string> {
+    if (seen.has(file)) return seen
+    seen.add(file)
+    const text = readFileSync(file, 'utf8')
+    for (const match of text.matchAll(/(?:^|\n)import\s+(?!type\b)[^'"]*?['"]([^'"]+)['"]/g)) {
+      const specifier = match[1]!
+      if (!specifier.startsWith('.')) seen.add(specifier)
+      else reached(resolve(dirname(file), specifier.replace(/\.js$/, '.ts')), seen)
+    }
+    return seen
+  }
+
+  it('imports no zod (schema.ts is the reference, for tests)', () => {
+    const modules = new Set<string>()
+    for (const entry of [
+      'index.ts',
+      'session-store.ts',
+      'log-loader.ts',
+      'event-check.ts',
+      'codec.ts',
+    ])
+      for (const module of reached(join(root, entry))) modules.add(module)
+    expect(modules.has(join(root, 'event-check.ts'))).toBe(true)
+    expect(
+      [...modules].filter((module) => module === 'zod' || module === join(root, 'schema.ts')),
+    ).toEqual([])
   })
 })
