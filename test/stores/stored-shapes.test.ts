@@ -9,7 +9,9 @@ import { fileURLToPath } from 'node:url'
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import type { z } from 'zod'
-import { EVENT_TYPES } from '../../src/core/index.js'
+import { EVENT_TYPES, RudderError, type SessionEvent } from '../../src/core/index.js'
+import { decodeLine } from '../../src/stores/codec.js'
+import { checkForWrite, createEventCheck, parseHeader } from '../../src/stores/event-check.js'
 import {
   blobReference,
   describeIssue,
@@ -500,5 +502,47 @@ describe("the store's open, append and load path", () => {
     expect(
       [...modules].filter((module) => module === 'zod' || module === join(root, 'schema.ts')),
     ).toEqual([])
+  })
+})
+
+describe('the messages stores give for bad data', () => {
+  const event = (type: string, data: unknown) => ({ seq: 0, time: 1, type, data }) as SessionEvent
+
+  it('refuses an append naming the type, the field and the fix', () => {
+    expect(() =>
+      checkForWrite(
+        event('user/message', {
+          id: 'u',
+          content: [{ type: 'text', text: 1 }],
+          source: { kind: 'k' },
+        }),
+      ),
+    ).toThrowError(
+      new RudderError(
+        'INVALID_EVENT_DATA',
+        'cannot append "user/message": data.content[0].text: Invalid input: expected string, received number; a store would refuse to read this event back, so fix the value before appending',
+      ),
+    )
+  })
+
+  it('refuses a stored line whose envelope or data is wrong, naming the field', () => {
+    expect(() => decodeLine('{"seq":"0","time":1,"type":"turn/start","data":{}}')).toThrowError(
+      'event.seq: Invalid input: expected number, received string',
+    )
+    expect(() => decodeLine('{"seq":0,"time":1,"type":"turn/start","data":{},"x":1}')).toThrowError(
+      'event: Unrecognized key: "x"',
+    )
+    const line = decodeLine(
+      '{"seq":0,"time":1,"type":"turn/start","data":{"turn":1,"trigger":"soon"}}',
+    )
+    expect(() => createEventCheck().accept(line)).toThrowError(
+      'turn/start data.trigger: Invalid option: expected one of "prompt"|"continue"',
+    )
+  })
+
+  it('refuses a header naming the field', () => {
+    expect(() =>
+      parseHeader('{"id":"","formatVersion":1,"createdAt":0}', 'here', undefined),
+    ).toThrowError('here: the header.id: Too small: expected string to have >=1 characters')
   })
 })
