@@ -484,7 +484,7 @@ describe('edge cases the stored-shape checks decide as zod does', () => {
   })
 })
 
-describe("the store's open, append and load path", () => {
+describe("the store's open, append, load and list path", () => {
   const root = resolve(dirname(fileURLToPath(import.meta.url)), '../../src/stores')
 
   /** Modules reached by static value imports (not `import type`, not `import()`) from `file`. */
@@ -508,6 +508,11 @@ describe("the store's open, append and load path", () => {
       'log-loader.ts',
       'event-check.ts',
       'codec.ts',
+      'open-store.ts',
+      'jsonl/jsonl-backend.ts',
+      'sqlite/sqlite-backend.ts',
+      'postgres/postgres-backend.ts',
+      'memory/memory-backend.ts',
     ])
       for (const module of reached(join(root, entry))) modules.add(module)
     expect(modules.has(join(root, 'event-check.ts'))).toBe(true)
