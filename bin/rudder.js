@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // The rudder command. `--version` is answered here so it loads nothing else (bench B10).
-import { fstatSync, readFileSync } from 'node:fs'
+import { fstatSync, readFileSync, statSync } from 'node:fs'
 import { homedir } from 'node:os'
 
 const args = process.argv.slice(2)
@@ -10,7 +10,7 @@ if (args.length === 1 && (args[0] === '--version' || args[0] === '-v')) {
 } else {
   let cli
   try {
-    cli = await import('../dist/frontends/cli/main.js')
+    cli = await import(cliModule())
   } catch (error) {
     if (error?.code !== 'ERR_MODULE_NOT_FOUND') throw error
     process.stderr.write(
@@ -39,17 +39,27 @@ if (args.length === 1 && (args[0] === '--version' || args[0] === '-v')) {
       },
     }
   }
+  // Told from fd 0's type, so a run that reads no stdin never sets up `process.stdin` (a few
+  // ms of start-up, bench B10): only a character device other than /dev/null may be a terminal.
   const stdinKind = (() => {
-    if (process.stdin.isTTY) return 'terminal'
     try {
       const stat = fstatSync(0)
-      return stat.isFIFO() ? 'pipe' : stat.isFile() ? 'file' : 'other'
+      if (stat.isFIFO()) return 'pipe'
+      if (stat.isFile()) return 'file'
+      if (
+        !stat.isCharacterDevice() ||
+        stat.rdev === statSync('/dev/null', { throwIfNoEntry: false })?.rdev
+      )
+        return 'other'
+      return process.stdin.isTTY ? 'terminal' : 'other'
     } catch {
       return 'other'
     }
   })()
   const io = {
-    stdin: process.stdin,
+    get stdin() {
+      return process.stdin
+    },
     stdinKind,
     stdout: args[0] === 'acp' ? process.stdout : quietOnClose(process.stdout),
     stderr: quietOnClose(process.stderr),
@@ -78,4 +88,18 @@ if (args.length === 1 && (args[0] === '--version' || args[0] === '-v')) {
     },
   }
   process.exitCode = await cli.main(args, io)
+}
+
+/**
+ * The command line's bundle (dist/bundle/cli/, made by `npm run build`: one file per lazily
+ * loaded part instead of one per module, bench B10, docs/decisions/0147), unless tsc has
+ * rebuilt dist/ since the bundle was made (a build that ran tsc alone): then tsc's modules, so
+ * the command never runs stale code.
+ */
+function cliModule() {
+  const bundled = new URL('../dist/bundle/cli/main.js', import.meta.url)
+  const compiled = new URL('../dist/frontends/cli/main.js', import.meta.url)
+  const builtAt = (url) => statSync(url, { throwIfNoEntry: false })?.mtimeMs ?? -1
+  const bundledAt = builtAt(bundled)
+  return bundledAt >= 0 && bundledAt >= builtAt(compiled) ? bundled.href : compiled.href
 }

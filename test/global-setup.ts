@@ -1,7 +1,7 @@
 /**
- * Builds dist/ once before the suite, so subprocess tests run the `rudder` bin over the
- * sources under test rather than a stale build; and the web page (dist/web/) when its sources
- * changed since it was last built, for the web host's tests.
+ * Builds dist/ (and the command line's bundle) once before the suite, so subprocess tests run
+ * the `rudder` bin over the sources under test rather than a stale build; and the web page
+ * (dist/web/) when its sources changed since it was last built, for the web host's tests.
  */
 import { execFileSync } from 'node:child_process'
 import { existsSync, readdirSync, statSync } from 'node:fs'
@@ -20,6 +20,12 @@ export default function setup(): void {
       'global-setup: tsc reported errors while building dist/; see `npm run typecheck`\n',
     )
   }
+  // The `rudder` bin runs the command line's bundle when it is newer than tsc's output
+  // (bin/rudder.js), so the subprocess tests run the bundle made from this build, as users do.
+  execFileSync(process.execPath, [join(root, 'scripts/bundle-cli.js')], {
+    cwd: root,
+    stdio: 'pipe',
+  })
   buildPageIfStale(root)
 }
 

@@ -5,8 +5,8 @@
  * file and key. What rudder does not run (other handler types, unknown or unsupported events,
  * handler fields it ignores) is returned as `ignored`, to be reported once at load.
  */
-import { z } from 'zod'
 import { ConfigError } from '../core/index.js'
+import { type Zod, zodNow } from '../tools/lazy-zod.js'
 import { compileMatcher } from './matcher.js'
 
 /** Whose rules a hook was written for: they differ in decoding and payloads. */
@@ -93,7 +93,7 @@ export type ParsedHooks = { readonly specs: HookSpec[]; readonly ignored: string
  */
 let hooksSchema: ReturnType<typeof buildHooksSchema> | undefined
 
-function buildHooksSchema() {
+function buildHooksSchema(z: Zod = zodNow()) {
   const handlerSchema = z
     .object({
       type: z.string({ error: 'must be a string such as "command"' }),

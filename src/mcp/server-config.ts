@@ -6,8 +6,9 @@
  * own (`startup`, timeouts, `concurrency`, `enabled`). zod at this trust boundary; every
  * problem names the file and key.
  */
-import { z } from 'zod'
+import type { z } from 'zod'
 import { ConfigError } from '../core/index.js'
+import { type Zod, zodNow } from '../tools/lazy-zod.js'
 
 const SERVER_NAME = /^[a-zA-Z0-9_-]{1,64}$/
 
@@ -18,7 +19,7 @@ const SERVER_NAME = /^[a-zA-Z0-9_-]{1,64}$/
 let serverSchemas: ServerSchemas | undefined
 type ServerSchemas = ReturnType<typeof buildServerSchemas>
 
-function buildServerSchemas() {
+function buildServerSchemas(z: Zod = zodNow()) {
   const common = {
     /** `eager`: start when the session opens; `lazy` (default): when the first turn starts. */
     startup: z.enum(['eager', 'lazy']).optional(),

@@ -5,7 +5,7 @@
  * retries a failed request (`retry`). None of these can send a key anywhere or loosen a policy,
  * so a project's config file may set them like the user's.
  */
-import { z } from 'zod'
+import type { z } from 'zod'
 import type { RetryOptions } from '../agent/index.js'
 import {
   DEFAULT_IDLE_TIMEOUT_MS,
@@ -14,8 +14,9 @@ import {
   MAX_TIMER_MS,
   type StreamLimitOptions,
 } from '../providers/stream-guard.js'
+import { type Zod, zodNow } from '../tools/lazy-zod.js'
 
-const milliseconds = (what: string) =>
+const milliseconds = (what: string, z: Zod = zodNow()) =>
   z
     .number()
     .int(`must be a whole number of milliseconds (${what})`)
@@ -26,7 +27,7 @@ const milliseconds = (what: string) =>
  * The schemas of this file, built on first use rather than at import (bench B10): a run
  * without config files never builds them.
  */
-function buildNetworkSchemas() {
+function buildNetworkSchemas(z: Zod = zodNow()) {
   return {
     /** Keys of one entry under `providers`, spread into its schema. */
     providerLimitsShape: {

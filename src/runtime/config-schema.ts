@@ -9,9 +9,10 @@
  * also goes in `TRUSTED_ONLY_KEYS`, so an untrusted project cannot set it.
  */
 import { isAbsolute } from 'node:path'
-import { z } from 'zod'
+import type { z } from 'zod'
 import { isHttpUrl } from '../providers/base-url.js'
 import { getApprovalPolicySchema } from '../tools/approval-policy.js'
+import { type Zod, zodNow } from '../tools/lazy-zod.js'
 import { getNetworkSchemas } from './config-network.js'
 
 /** `provider/model`, e.g. `deepseek/deepseek-chat`; the model part may itself contain `/`. */
@@ -21,7 +22,7 @@ export const MODEL_SPEC = /^[a-z0-9][a-z0-9._-]*\/\S+$/
  * The config schemas, built on first use rather than at import (bench B10): a run without
  * config files never builds them.
  */
-function buildConfigSchemas() {
+function buildConfigSchemas(z: Zod = zodNow()) {
   // Parameter names the adapters build themselves; a config may not set them.
   const reserved = z
     .never({ error: 'is set by rudder for every request and cannot be a parameter; remove it' })

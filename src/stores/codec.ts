@@ -7,7 +7,8 @@ import type { JsonValue, SessionEvent } from '../core/index.js'
 import { LogCorruptError } from '../core/index.js'
 import type { BlobStore } from './blob-store.js'
 import { RecordProblem } from './record-problem.js'
-import { type BlobReference, describeIssue, storedEnvelope } from './schema.js'
+import { describeShapeIssue } from './shape-check.js'
+import { type BlobReference, ENVELOPE_CHECK } from './stored-shapes.js'
 
 /** No stored line or row is larger than this (B13). */
 export const LINE_LIMIT_BYTES = 1024 * 1024
@@ -116,9 +117,8 @@ export function decodeLine(text: string): DecodedLine {
   } catch (error) {
     throw new RecordProblem('LOG_CORRUPT', `not valid JSON (${(error as Error).message})`)
   }
-  const result = storedEnvelope.safeParse(value)
-  if (!result.success) throw new RecordProblem('LOG_CORRUPT', describeIssue(result.error, 'event'))
-  // The parsed object itself is kept (not zod's copy) so the event is exactly what was stored.
+  const found = ENVELOPE_CHECK(value)
+  if (found) throw new RecordProblem('LOG_CORRUPT', describeShapeIssue(found, 'event'))
   return value as DecodedLine
 }
 

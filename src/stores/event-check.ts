@@ -15,7 +15,8 @@ import {
 } from '../core/index.js'
 import type { DecodedLine } from './codec.js'
 import { RecordProblem } from './record-problem.js'
-import { describeIssue, EVENT_DATA, headerSchema } from './schema.js'
+import { describeShapeIssue } from './shape-check.js'
+import { EVENT_DATA_CHECK, HEADER_CHECK } from './stored-shapes.js'
 
 /** The hint every refusal of a damaged log carries. */
 export function repairHint(sessionId: string): string {
@@ -49,9 +50,8 @@ export function parseHeader(
       'FORMAT_TOO_NEW',
       `${location}: the session was written by a newer rudder (log format ${version}; this rudder reads up to ${FORMAT_VERSION}); upgrade rudder to open it`,
     )
-  const result = headerSchema.safeParse(value)
-  if (!result.success)
-    throw new LogCorruptError(location, describeIssue(result.error, 'the header'))
+  const found = HEADER_CHECK(value)
+  if (found) throw new LogCorruptError(location, describeShapeIssue(found, 'the header'))
   const header = value as SessionHeader
   if (expectedId !== undefined && header.id !== expectedId)
     throw new LogCorruptError(
@@ -89,9 +89,9 @@ export function createEventCheck(
             `event type ${JSON.stringify(line.type)} is unknown to this rudder and not marked ignorable; it was written by a newer rudder or a plugin, so upgrade rudder (or load the plugin) to open this session`,
           )
       } else if (checkData) {
-        const result = EVENT_DATA[line.type].safeParse(line.data)
-        if (!result.success)
-          throw new RecordProblem('LOG_CORRUPT', describeIssue(result.error, `${line.type} data`))
+        const found = EVENT_DATA_CHECK[line.type](line.data)
+        if (found)
+          throw new RecordProblem('LOG_CORRUPT', describeShapeIssue(found, `${line.type} data`))
       }
       const event = line as SessionEvent
       const problems = checker.record(event)
@@ -130,10 +130,10 @@ export function invariantViolation(
  */
 export function checkForWrite(event: SessionEvent): void {
   if (!isEventType(event.type)) return
-  const result = EVENT_DATA[event.type].safeParse(event.data)
-  if (!result.success)
+  const found = EVENT_DATA_CHECK[event.type](event.data)
+  if (found)
     throw new RudderError(
       'INVALID_EVENT_DATA',
-      `cannot append "${event.type}": ${describeIssue(result.error, 'data')}; a store would refuse to read this event back, so fix the value before appending`,
+      `cannot append "${event.type}": ${describeShapeIssue(found, 'data')}; a store would refuse to read this event back, so fix the value before appending`,
     )
 }

@@ -1,7 +1,8 @@
 /**
  * zod schemas for what a store reads back: the header, the stored envelope and the data of
- * each core event type (docs/spec.md §3). Files and rows are a trust boundary: anything read is checked
- * here before the live session or the projection sees it.
+ * each core event type (docs/spec.md §3). They are the readable reference: the store's paths
+ * check with `stored-shapes.ts`, which mirrors them without loading zod, and a property test
+ * holds the two to the same verdicts and messages (decision 0143). Change both together.
  *
  * Data objects are loose (unknown keys are kept) because `append` accepts any plain JSON and a
  * store must give back exactly what was appended. Header and envelope are strict: rudder alone

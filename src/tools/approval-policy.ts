@@ -9,9 +9,9 @@
  * a rule for `rm`. This is a seatbelt against mistakes, not a sandbox: a script, an alias or
  * an interpreter (`python -c`) can still hide what runs.
  */
-import { z } from 'zod'
 import { ConfigError } from '../core/index.js'
 import { compileWildcard } from './glob-match.js'
+import { type Zod, zodNow } from './lazy-zod.js'
 import type { ProtectedPaths, ProtectedTarget } from './protected-paths.js'
 import { commandsToCheck } from './shell-commands.js'
 
@@ -64,7 +64,7 @@ export type DecideOptions = {
 /** A call as `tool-pre` sees it. */
 export type PolicyCall = { readonly name: string; readonly args: unknown }
 
-function buildApprovalPolicySchema() {
+function buildApprovalPolicySchema(z: Zod = zodNow()) {
   const action = z.enum(['allow', 'ask', 'deny'])
 
   const policy = z

@@ -3,11 +3,11 @@
  * 2 usage or configuration errors (with the fix), 130 interrupted, 143 terminated
  * (docs/spec.md §11).
  */
-import { readFileSync } from 'node:fs'
 import { Writable } from 'node:stream'
 // Each command's module is imported when that command runs, so `--help` and usage errors load
 // almost nothing (bench B10, docs/decisions/0141).
 import { ConfigError, RudderError } from '../../runtime/errors.js'
+import { packageVersion } from '../../runtime/package-version.js'
 import { type CliCommand, parseCommandLine, SESSIONS_USAGE, UsageError } from './args.js'
 import type { CliIo } from './io.js'
 import { jsonLine } from './json-lines.js'
@@ -89,7 +89,7 @@ export async function main(args: readonly string[], io: CliIo): Promise<number> 
     const command = parseCommandLine(args, io.cwd)
     switch (command.kind) {
       case 'version':
-        io.stdout.write(`rudder ${version()}\n`)
+        io.stdout.write(`rudder ${packageVersion()}\n`)
         return 0
       case 'help':
         io.stdout.write(HELP)
@@ -119,7 +119,7 @@ export async function main(args: readonly string[], io: CliIo): Promise<number> 
         return await (await import('../acp/run.js')).runAcp(
           command.options,
           { ...io, stdin: io.stdin, stdout: io.stdout },
-          version(),
+          packageVersion(),
         )
       case 'serve':
         return await (await import('../web/serve-command.js')).runServe(command.args, io)
@@ -260,11 +260,4 @@ const FILE_CAUSES: Readonly<Record<string, string>> = {
   EISDIR: 'is a directory; name a file',
   EEXIST: 'already exists; choose another name or remove it',
   ENOSPC: 'no space left on the device; free some space',
-}
-
-function version(): string {
-  const manifest = JSON.parse(
-    readFileSync(new URL('../../../package.json', import.meta.url), 'utf8'),
-  ) as { version: string }
-  return manifest.version
 }

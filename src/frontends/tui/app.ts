@@ -8,7 +8,7 @@
 import {
   CombinedAutocompleteProvider,
   type Component,
-  Editor,
+  type Editor,
   matchesKey,
   type TUI,
 } from '@mariozechner/pi-tui'
@@ -24,6 +24,7 @@ import {
   type LiveNotification,
   type TranscriptModel,
 } from '../view/transcript-model.js'
+import { CachedEditor } from './cached-editor.js'
 import {
   type CommandName,
   type PromptCommand,
@@ -79,7 +80,7 @@ export class App {
   constructor(private readonly options: AppOptions) {
     const { tui, theme } = options
     this.view = new TranscriptView(() => this.transcript.items, theme)
-    this.editor = options.editor ?? new Editor(tui, theme.editor)
+    this.editor = options.editor ?? new CachedEditor(tui, theme.editor)
     this.editor.onSubmit = (text) => void this.submit(text, 'enter')
     const screen: Component = {
       render: (width) => this.render(width),

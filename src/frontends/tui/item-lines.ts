@@ -8,6 +8,7 @@
 import { Markdown, truncateToWidth, wrapTextWithAnsi } from '@mariozechner/pi-tui'
 import { assertNever, type JsonValue } from '../../index.js'
 import type { TranscriptItem } from '../view/transcript-model.js'
+import { type StreamingMemo, streamingLines } from './streaming-lines.js'
 import type { Theme } from './theme.js'
 
 /** Lines shown of a folded tool output or diff; the rest is one Ctrl-O away. */
@@ -17,12 +18,9 @@ export type RenderOptions = {
   readonly width: number
   readonly isExpanded: boolean
   readonly theme: Theme
-  /** Kept by the caller per streaming item: the rendered finished paragraphs, reused. */
+  /** Kept by the caller per streaming item: what of it is rendered already, reused. */
   readonly streaming?: StreamingMemo
 }
-
-/** The finished part of a streaming message and its lines, so a delta renders only the rest. */
-export type StreamingMemo = { prefix: string; width: number; lines: readonly string[] }
 
 export function itemLines(item: TranscriptItem, options: RenderOptions): string[] {
   const { theme, width, isExpanded } = options
@@ -84,64 +82,35 @@ function assistantLines(
   if (item.thinking !== '') {
     if (isExpanded) lines.push(...wrap(item.thinking, width, '∴ ', theme.dim))
     else {
-      const first = printable(item.thinking).trim().split('\n')[0] ?? ''
+      const first = firstLine(item.thinking)
       lines.push(clip(theme.dim(`∴ thinking: ${first}`), width))
     }
   }
   if (item.text !== '') {
-    // While streaming, only the tail can be on screen: render that, so a frame costs the same
-    // at the 100th delta as at the 10,000th (bench B6). The whole text is rendered once, final.
-    const whole = printable(item.text)
-    const text = item.isStreaming ? streamingTail(whole) : whole
-    if (text !== whole) lines.push(theme.dim('⋮'))
     const markdown = (part: string) =>
       new Markdown(part, 0, 0, theme.markdown)
         .render(Math.max(1, width))
         .map((line) => clip(line, width))
-    if (item.isStreaming && streaming) {
-      // Finished paragraphs (outside a code fence) do not change: render only what follows.
-      const cut = finishedUpTo(text)
-      const prefix = text.slice(0, cut)
-      if (streaming.prefix !== prefix || streaming.width !== width) {
-        streaming.prefix = prefix
-        streaming.width = width
-        streaming.lines = prefix === '' ? [] : markdown(prefix)
-      }
-      lines.push(...streaming.lines)
-      const rest = text.slice(cut)
-      const needsGap = streaming.lines.length > 0 && streaming.lines.at(-1)?.trim() !== ''
-      if (rest.trim() !== '') lines.push(...(needsGap ? [''] : []), ...markdown(rest))
-    } else lines.push(...markdown(text))
+    if (item.isStreaming && streaming)
+      lines.push(
+        ...streamingLines(
+          item.textPieces === undefined || item.pieceCount === undefined
+            ? { text: item.text }
+            : { text: item.text, pieces: item.textPieces, pieceCount: item.pieceCount },
+          streaming,
+          {
+            width,
+            markdown,
+            printable,
+            elision: theme.dim('⋮'),
+          },
+        ),
+      )
+    else lines.push(...markdown(printable(item.text)))
   }
   if (item.isStreaming && item.text === '' && item.thinking === '') lines.push(theme.dim('…'))
   if (item.isInterrupted) lines.push(theme.warning('(interrupted)'))
   return lines
-}
-
-/** Characters of a streaming message rendered (a few screens' worth). */
-const STREAMING_TAIL = 8000
-
-/** Where the cut moves in steps of this many characters, so the kept prefix stays the same. */
-const TAIL_STEP = 4096
-
-function streamingTail(text: string): string {
-  if (text.length <= STREAMING_TAIL) return text
-  const start = Math.floor((text.length - STREAMING_TAIL) / TAIL_STEP) * TAIL_STEP
-  const from = text.indexOf('\n', start)
-  return from < 0 ? text.slice(start) : text.slice(from + 1)
-}
-
-/** The end of the last paragraph break outside a code fence (0 when there is none). */
-function finishedUpTo(text: string): number {
-  let cut = 0
-  let isInFence = false
-  let at = 0
-  for (const line of text.split('\n')) {
-    if (line.trimStart().startsWith('```')) isInFence = !isInFence
-    at += line.length + 1
-    if (!isInFence && line.trim() === '' && at <= text.length) cut = at
-  }
-  return cut
 }
 
 function toolLines(
@@ -229,12 +198,26 @@ function verbatim(text: string, width: number, indent: string): string[] {
   return out
 }
 
+/** Anything `printable` changes: control characters but the newline (tabs included), C1. */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: these are the characters it finds
+const UNPRINTABLE = /[\u0000-\u0009\u000b-\u001f\u007f-\u009f]/
+
+/** The first non-blank line of some text, printable, without scanning the rest of it. */
+function firstLine(text: string): string {
+  const from = text.search(/\S/)
+  if (from < 0) return ''
+  const end = text.indexOf('\n', from)
+  return printable(text.slice(from, end < 0 ? undefined : end)).trim()
+}
+
 /**
  * Text as it may reach the terminal: tabs as four spaces, and no escape sequences or other
  * control characters (a tool's coloured output or a stray `\r` would move the cursor and
  * break the screen). Newlines stay.
  */
 export function printable(text: string): string {
+  // Most text has nothing to strip: return it as it is, without building a copy.
+  if (!UNPRINTABLE.test(text)) return text
   let out = ''
   // Where we are in an escape sequence: after ESC, in a CSI (`ESC [` … final byte), in an
   // OSC (`ESC ]` … BEL or ST).

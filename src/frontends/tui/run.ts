@@ -9,9 +9,9 @@ import { appendFileSync, mkdirSync } from 'node:fs'
 import { join } from 'node:path'
 // Not pi-tui's index, which loads what the first frame does not need (see startup-screen.ts).
 import { ProcessTerminal } from '@mariozechner/pi-tui/dist/terminal.js'
-import { TUI } from '@mariozechner/pi-tui/dist/tui.js'
 import type { Host, SessionChoice } from '../../runtime/host.js'
 import type { App } from './app.js'
+import { PacedTUI } from './paced-tui.js'
 import { StartupScreen } from './startup-screen.js'
 import { createTheme, wantsColor } from './theme.js'
 
@@ -54,7 +54,7 @@ export async function runInteractive(
   // The screen comes first, with nothing but pi-tui loaded: the editor takes keystrokes while
   // the host (config, store, provider, tools) loads and opens behind it (docs/decisions/0083).
   const terminal = new ProcessTerminal()
-  const tui = new TUI(terminal)
+  const tui = new PacedTUI(terminal)
   const theme = createTheme(wantsColor(options.env))
   let isRestored = false
   const restore = () => {

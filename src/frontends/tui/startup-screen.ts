@@ -7,10 +7,11 @@
  */
 // pi-tui's modules one by one, not its index: the index also loads Markdown (marked), images and
 // autocompletion, which the first frame does not need (docs/decisions/0083; the version is pinned).
-import { Editor } from '@mariozechner/pi-tui/dist/components/editor.js'
+import type { Editor } from '@mariozechner/pi-tui/dist/components/editor.js'
 import { matchesKey } from '@mariozechner/pi-tui/dist/keys.js'
 import type { Component, TUI } from '@mariozechner/pi-tui/dist/tui.js'
 import { truncateToWidth } from '@mariozechner/pi-tui/dist/utils.js'
+import { CachedEditor } from './cached-editor.js'
 import type { Theme } from './theme.js'
 
 /** A second Ctrl-C within this window quits (as in the App). */
@@ -33,7 +34,7 @@ export class StartupScreen {
 
   constructor(private readonly options: StartupScreenOptions) {
     const { tui, theme } = options
-    this.editor = new Editor(tui, theme.editor)
+    this.editor = new CachedEditor(tui, theme.editor)
     this.editor.onSubmit = (text) => {
       if (text.trim() === '') return
       this.editor.addToHistory(text)

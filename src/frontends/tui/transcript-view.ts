@@ -5,7 +5,8 @@
  * on screen, not the length of the session (bench B7).
  */
 import type { TranscriptItem } from '../view/transcript-model.js'
-import { itemLines, type StreamingMemo } from './item-lines.js'
+import { itemLines } from './item-lines.js'
+import { createStreamingMemo, type StreamingMemo } from './streaming-lines.js'
 import type { Theme } from './theme.js'
 
 type Cached = {
@@ -62,11 +63,18 @@ export class TranscriptView {
     // Scrolled past the beginning: stop at the first line.
     if (index < 0 && this.scroll > Math.max(0, count - height))
       this.scroll = Math.max(0, count - height)
-    const flat: string[] = []
-    for (let at = collected.length - 1; at >= 0; at--) flat.push(...(collected[at] as string[]))
-    const end = flat.length - this.scroll
-    const visible = flat.slice(Math.max(0, end - height), end)
-    while (visible.length < height) visible.unshift('')
+    // The screen's lines, copied straight from the items' kept lines (no joined copy of them).
+    const visible: string[] = []
+    for (let pad = height - Math.min(height, count - this.scroll); pad > 0; pad--) visible.push('')
+    const end = count - this.scroll
+    const at = end - (height - visible.length)
+    let offset = 0
+    for (let item = collected.length - 1; item >= 0 && offset < end; item--) {
+      const lines = collected[item] as readonly string[]
+      for (let line = Math.max(0, at - offset); line < lines.length && offset + line < end; line++)
+        visible.push(lines[line] as string)
+      offset += lines.length
+    }
     if (this.scroll > 0 && height > 0)
       visible[height - 1] = this.theme.dim(`  ↓ ${this.scroll} more lines (PageDown)`)
     return visible
@@ -83,7 +91,7 @@ export class TranscriptView {
       return cached.lines
     let streaming: StreamingMemo | undefined
     if (item.kind === 'assistant' && item.isStreaming) {
-      streaming = this.streaming.get(item.key) ?? { prefix: '', width, lines: [] }
+      streaming = this.streaming.get(item.key) ?? createStreamingMemo()
       this.streaming.set(item.key, streaming)
     } else this.streaming.delete(item.key)
     const lines = itemLines(item, {

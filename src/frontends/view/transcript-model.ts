@@ -68,6 +68,14 @@ export type TranscriptItem =
       readonly isStreaming: boolean
       readonly isInterrupted: boolean
       readonly usage?: Usage
+      /**
+       * While streaming: `text` as the pieces it arrived in. The array is shared, append-only,
+       * by the successive objects of one stream; this object's text is its first `pieceCount`
+       * pieces joined. A renderer reads what arrived since it last looked from here without
+       * copying all of `text` (a string grown by `+` is copied whole by the next read of it).
+       */
+      readonly textPieces?: readonly string[]
+      readonly pieceCount?: number
     }
   | {
       readonly kind: 'tool'
@@ -352,29 +360,34 @@ export function createTranscriptModel(): TranscriptModel {
           // stale partial stream a reconnecting follower still shows (it is re-sent in full).
           replace(streamingKey(notification.turn, notification.step), (item) =>
             item.kind === 'assistant' && item.isStreaming
-              ? { ...item, text: '', thinking: '' }
+              ? { ...item, text: '', thinking: '', textPieces: [], pieceCount: 0 }
               : item,
           )
           break
         }
         case 'assistant/delta': {
           const key = streamingKey(notification.turn, notification.step)
-          const field = notification.kind === 'text' ? 'text' : 'thinking'
-          const changed = replace(key, (item) =>
-            item.kind === 'assistant' && item.isStreaming
-              ? { ...item, [field]: item[field] + notification.text }
-              : item,
-          )
+          const isText = notification.kind === 'text'
+          const changed = replace(key, (item) => {
+            if (item.kind !== 'assistant' || !item.isStreaming) return item
+            if (!isText) return { ...item, thinking: item.thinking + notification.text }
+            return {
+              ...item,
+              text: item.text + notification.text,
+              ...withPiece(item, notification.text),
+            }
+          })
           if (!changed)
             add({
               kind: 'assistant',
               key,
               turn: notification.turn,
               step: notification.step,
-              text: field === 'text' ? notification.text : '',
-              thinking: field === 'thinking' ? notification.text : '',
+              text: isText ? notification.text : '',
+              thinking: isText ? '' : notification.text,
               isStreaming: true,
               isInterrupted: false,
+              ...(isText ? { textPieces: [notification.text], pieceCount: 1 } : {}),
             })
           break
         }
@@ -403,6 +416,19 @@ export function createTranscriptModel(): TranscriptModel {
       version++
     },
   }
+}
+
+/** The pieces of a streaming text with one more: the stream's array, appended to. */
+function withPiece(
+  item: Extract<TranscriptItem, { kind: 'assistant' }>,
+  piece: string,
+): { textPieces: readonly string[]; pieceCount: number } {
+  let pieces = item.textPieces as string[] | undefined
+  // The array is appended to only from its newest object; anything else starts a new one.
+  if (pieces === undefined || pieces.length !== item.pieceCount)
+    pieces = item.text === '' ? [] : [item.text]
+  pieces.push(piece)
+  return { textPieces: pieces, pieceCount: pieces.length }
 }
 
 function toolStatus(result: EventMap['tool/result']): ToolStatus {

@@ -6,10 +6,10 @@
 import { randomUUID } from 'node:crypto'
 import { readFileSync } from 'node:fs'
 import { rename, unlink, writeFile } from 'node:fs/promises'
-import { z } from 'zod'
 import type { SessionHeader } from '../../core/index.js'
 import { storeFailure } from '../errors.js'
-import { headerSchema } from '../schema.js'
+import { integer, number, strictObject } from '../shape-check.js'
+import { HEADER_CHECK } from '../stored-shapes.js'
 
 export type Meta = {
   readonly header: SessionHeader
@@ -17,10 +17,11 @@ export type Meta = {
   readonly updatedAt: number
 }
 
-const metaSchema = z.strictObject({
-  header: headerSchema,
-  eventCount: z.number().int().nonnegative(),
-  updatedAt: z.number(),
+// Checked without zod, like everything a store reads (decision 0143): listing loads no schema library.
+const checkMeta = strictObject({
+  header: HEADER_CHECK,
+  eventCount: integer({ minimum: 0 }),
+  updatedAt: number,
 })
 
 export async function writeMeta(path: string, meta: Meta): Promise<void> {
@@ -44,7 +45,7 @@ export async function writeMeta(path: string, meta: Meta): Promise<void> {
 export function readMeta(path: string): Meta | undefined {
   try {
     const value: unknown = JSON.parse(readFileSync(path, 'utf8'))
-    return metaSchema.safeParse(value).success ? (value as Meta) : undefined
+    return checkMeta(value) === undefined ? (value as Meta) : undefined
   } catch {
     // Missing (a create cut short by a crash) or damaged: not listable, still openable by id.
     return undefined

@@ -19,10 +19,10 @@ import type { BlobStore } from '../blob-store.js'
 import { sessionExists, sessionNotFound } from '../errors.js'
 import { currentHolder, isHolderAlive, type Lease } from '../lease.js'
 import { decodeCursor, listingOf } from '../listing.js'
-import { headerSchema } from '../schema.js'
 import { searchableText } from '../search-text.js'
 import type { SearchHit, SessionListing, StoreCounters } from '../store.js'
 import type { PostgresLocation } from '../store-url.js'
+import { isValidHeader } from '../stored-shapes.js'
 import { prepareSchema } from './postgres-schema.js'
 
 /** Rows per read. */
@@ -483,7 +483,7 @@ export async function createPostgresBackend(
       for (const row of rows) {
         const parsed: unknown = JSON.parse(row.header)
         // A row this rudder cannot read is left out of lists; opening it reports why.
-        if (headerSchema.safeParse(parsed).success)
+        if (isValidHeader(parsed))
           out.push(listingOf(parsed as SessionHeader, row.event_count, row.updated_at))
       }
       return out

@@ -15,9 +15,9 @@ import { createBlobStore } from '../blob-store.js'
 import { sessionExists, sessionNotFound, storeFailure } from '../errors.js'
 import { currentHolder, isHolderAlive, type Lease } from '../lease.js'
 import { decodeCursor, listingOf } from '../listing.js'
-import { headerSchema } from '../schema.js'
 import { searchableText } from '../search-text.js'
 import type { SearchHit, SessionListing, StoreCounters } from '../store.js'
+import { isValidHeader } from '../stored-shapes.js'
 import { prepareDatabase } from './sqlite-schema.js'
 import { createWalSync, type WalSync } from './wal-sync.js'
 
@@ -309,7 +309,7 @@ export function createSqliteBackend(path: string, counters: StoreCounters | unde
       for (const row of rows) {
         const header: unknown = JSON.parse(row.header)
         // A row this rudder cannot read is left out of lists; opening it reports why.
-        if (headerSchema.safeParse(header).success)
+        if (isValidHeader(header))
           out.push(listingOf(header as SessionHeader, row.event_count, row.updated_at))
       }
       return out

@@ -2,9 +2,9 @@
  * `bash`: runs a command with `bash -c` in the workspace, in its own process group, with a
  * timeout, bounded output (head and tail kept) and the exit code in the result.
  */
-import { z } from 'zod'
 import type { JsonValue } from '../../core/index.js'
-import { defineTool } from '../define-tool.js'
+import { defineLazyTool } from '../define-tool.js'
+import { lazySchema } from '../lazy-zod.js'
 import type { Tool } from '../tool.js'
 import type { StopReport } from './process-group.js'
 import { type BuiltinResult, canceledResult, errorResult } from './results.js'
@@ -27,21 +27,24 @@ export type BashToolOptions = Pick<WorkspaceOptions, 'workspace'> & {
 }
 
 /**
- * The arguments: the zod schema that validates them, and the JSON Schema the model sees written
- * out, so opening a session does no zod work (bench B10, docs/decisions/0142-tool-schemas-written-out.md;
- * test/tools/builtin-schemas.test.ts keeps the two equal).
+ * The arguments: the zod schema that validates them (built on first need), and the JSON Schema
+ * the model sees written out, so opening a session does no zod work (bench B10,
+ * docs/decisions/0142-tool-schemas-written-out.md; test/tools/builtin-schemas.test.ts keeps the
+ * two equal). Arguments that schema plainly accepts are taken without zod (decision 0147).
  */
 export function bashParameters(defaultTimeoutMs: number, maxTimeoutMs: number) {
   return {
-    parameters: z.object({
-      command: z.string().min(1).describe('The command line, run with bash -c in the workspace.'),
-      timeout: z
-        .number()
-        .positive()
-        .max(maxTimeoutMs / 1000)
-        .optional()
-        .describe(`Timeout in seconds. Default ${defaultTimeoutMs / 1000}.`),
-    }),
+    parameters: lazySchema((z) =>
+      z.object({
+        command: z.string().min(1).describe('The command line, run with bash -c in the workspace.'),
+        timeout: z
+          .number()
+          .positive()
+          .max(maxTimeoutMs / 1000)
+          .optional()
+          .describe(`Timeout in seconds. Default ${defaultTimeoutMs / 1000}.`),
+      }),
+    ),
     jsonSchema: {
       type: 'object',
       properties: {
@@ -73,7 +76,7 @@ export function bashTool(
   const defaultTimeoutMs = options.timeoutMs ?? 120_000
   const maxTimeoutMs = Math.max(options.maxTimeoutMs ?? 600_000, defaultTimeoutMs)
   const maxOutputChars = options.maxOutputChars ?? 30_000
-  return defineTool({
+  return defineLazyTool({
     name: 'bash',
     description: `Run a shell command with bash -c in the workspace directory and get its output (stdout and stderr together) and exit code. Stdin is empty. Default timeout ${defaultTimeoutMs / 1000}s; on timeout the command and the processes it started are killed. Long output keeps its beginning and end. To leave a program running in the background, redirect its output (cmd > file 2>&1 &), or the call waits for it.`,
     ...bashParameters(defaultTimeoutMs, maxTimeoutMs),

@@ -2,9 +2,10 @@
  * `edit`: replaces an exact piece of text in a file. Refuses, with advice, text that is not
  * there or is there more than once; the result's `meta.diff` is a unified diff of the change.
  */
-import { z } from 'zod'
+import type { z } from 'zod'
 import { type JsonValue, messageOf } from '../../core/index.js'
-import { defineTool } from '../define-tool.js'
+import { defineLazyTool } from '../define-tool.js'
+import { lazySchema } from '../lazy-zod.js'
 import { type ProtectedPaths, protectedPaths } from '../protected-paths.js'
 import type { Tool } from '../tool.js'
 import { cappedDiff } from './diff.js'
@@ -37,24 +38,27 @@ export type EditToolOptions = WorkspaceOptions &
   }
 
 /**
- * The arguments: the zod schema that validates them, and the JSON Schema the model sees written
- * out, so opening a session does no zod work (bench B10, docs/decisions/0142-tool-schemas-written-out.md;
- * test/tools/builtin-schemas.test.ts keeps the two equal).
+ * The arguments: the zod schema that validates them (built on first need), and the JSON Schema
+ * the model sees written out, so opening a session does no zod work (bench B10,
+ * docs/decisions/0142-tool-schemas-written-out.md; test/tools/builtin-schemas.test.ts keeps the
+ * two equal). Arguments that schema plainly accepts are taken without zod (decision 0147).
  */
 export const editParameters = {
-  parameters: z.object({
-    path: filePathParameter,
-    oldText: z
-      .string()
-      .describe(
-        'Text to replace, exactly as in the file (whitespace and line breaks included, no line numbers).',
-      ),
-    newText: z.string().describe('The replacement text.'),
-    replaceAll: z
-      .boolean()
-      .optional()
-      .describe('Replace every occurrence instead of requiring exactly one. Default false.'),
-  }),
+  parameters: lazySchema((z) =>
+    z.object({
+      path: filePathParameter(z),
+      oldText: z
+        .string()
+        .describe(
+          'Text to replace, exactly as in the file (whitespace and line breaks included, no line numbers).',
+        ),
+      newText: z.string().describe('The replacement text.'),
+      replaceAll: z
+        .boolean()
+        .optional()
+        .describe('Replace every occurrence instead of requiring exactly one. Default false.'),
+    }),
+  ),
   jsonSchema: {
     type: 'object',
     properties: {
@@ -77,9 +81,9 @@ export const editParameters = {
 /** Creates the `edit` tool. Exclusive: two edits of one file in a batch must not interleave. */
 export function editTool(
   options: EditToolOptions,
-): Tool<z.output<typeof editParameters.parameters>> {
+): Tool<z.output<ReturnType<typeof editParameters.parameters>>> {
   const guard = options.protectedPaths ?? protectedPaths({ workspace: options.workspace })
-  return defineTool({
+  return defineLazyTool({
     name: 'edit',
     description:
       'Replace exact text in an existing file. oldText must match the file exactly (copy it from read output without the line numbers) and occur exactly once, unless replaceAll is true. Include a few surrounding lines to make it unique.',

@@ -3,8 +3,8 @@
  */
 import { stat } from 'node:fs/promises'
 import { isAbsolute, join } from 'node:path'
-import { z } from 'zod'
-import { defineTool } from '../define-tool.js'
+import { defineLazyTool } from '../define-tool.js'
+import { lazySchema } from '../lazy-zod.js'
 import type { Tool } from '../tool.js'
 import {
   type BuiltinResult,
@@ -29,28 +29,31 @@ export type GlobToolOptions = WorkspaceOptions & {
 }
 
 /**
- * The arguments: the zod schema that validates them, and the JSON Schema the model sees written
- * out, so opening a session does no zod work (bench B10, docs/decisions/0142-tool-schemas-written-out.md;
- * test/tools/builtin-schemas.test.ts keeps the two equal).
+ * The arguments: the zod schema that validates them (built on first need), and the JSON Schema
+ * the model sees written out, so opening a session does no zod work (bench B10,
+ * docs/decisions/0142-tool-schemas-written-out.md; test/tools/builtin-schemas.test.ts keeps the
+ * two equal). Arguments that schema plainly accepts are taken without zod (decision 0147).
  */
 export function globParameters(defaultLimit: number, maxLimit: number) {
   return {
-    parameters: z.object({
-      pattern: z
-        .string()
-        .min(1)
-        .describe(
-          'Glob relative to path: "*" and "?" within a name, "**" for any number of directories, {a,b} alternatives, [abc] classes. Example: "src/**/*.ts".',
-        ),
-      path: z.string().optional().describe('Directory to search from. Default: the workspace.'),
-      limit: z
-        .number()
-        .int()
-        .min(1)
-        .max(maxLimit)
-        .optional()
-        .describe(`Most paths to return. Default ${defaultLimit}.`),
-    }),
+    parameters: lazySchema((z) =>
+      z.object({
+        pattern: z
+          .string()
+          .min(1)
+          .describe(
+            'Glob relative to path: "*" and "?" within a name, "**" for any number of directories, {a,b} alternatives, [abc] classes. Example: "src/**/*.ts".',
+          ),
+        path: z.string().optional().describe('Directory to search from. Default: the workspace.'),
+        limit: z
+          .number()
+          .int()
+          .min(1)
+          .max(maxLimit)
+          .optional()
+          .describe(`Most paths to return. Default ${defaultLimit}.`),
+      }),
+    ),
     jsonSchema: {
       type: 'object',
       properties: {
@@ -81,7 +84,7 @@ export function globTool(options: GlobToolOptions): Tool<{
 }> {
   const defaultLimit = options.defaultLimit ?? 500
   const maxLimit = Math.max(options.maxLimit ?? 5000, defaultLimit)
-  return defineTool({
+  return defineLazyTool({
     name: 'glob',
     description:
       'Find files by path pattern, e.g. "**/*.test.ts". Returns matching file paths (relative to the workspace), sorted. Skips .git, node_modules and files listed in .gitignore.',

@@ -3,8 +3,8 @@
  * and a JavaScript search otherwise (see `grep-search.ts` for what both skip).
  */
 import { stat } from 'node:fs/promises'
-import { z } from 'zod'
-import { defineTool } from '../define-tool.js'
+import { defineLazyTool } from '../define-tool.js'
+import { lazySchema } from '../lazy-zod.js'
 import type { Tool } from '../tool.js'
 import type { GrepOutcome, GrepQuery } from './grep-search.js'
 import {
@@ -46,39 +46,45 @@ export type GrepToolOptions = WorkspaceOptions & {
 }
 
 /**
- * The arguments: the zod schema that validates them, and the JSON Schema the model sees written
- * out, so opening a session does no zod work (bench B10, docs/decisions/0142-tool-schemas-written-out.md;
- * test/tools/builtin-schemas.test.ts keeps the two equal).
+ * The arguments: the zod schema that validates them (built on first need), and the JSON Schema
+ * the model sees written out, so opening a session does no zod work (bench B10,
+ * docs/decisions/0142-tool-schemas-written-out.md; test/tools/builtin-schemas.test.ts keeps the
+ * two equal). Arguments that schema plainly accepts are taken without zod (decision 0147).
  */
 export function grepParameters(defaultLimit: number, maxLimit: number) {
   return {
-    parameters: z.object({
-      pattern: z
-        .string()
-        .min(1)
-        .describe(
-          'Regular expression searched line by line (the common subset of JavaScript and Rust syntax: no lookaround or backreferences).',
-        ),
-      path: z.string().optional().describe('File or directory to search. Default: the workspace.'),
-      glob: z
-        .string()
-        .optional()
-        .describe(
-          'Only files matching this glob: without "/" it matches file names ("*.ts"), with "/" paths below the searched directory ("src/**/*.ts"); a leading "!" excludes.',
-        ),
-      ignoreCase: z.boolean().optional().describe('Case-insensitive search. Default false.'),
-      literal: z
-        .boolean()
-        .optional()
-        .describe('Treat pattern as plain text, not a regex. Default false.'),
-      limit: z
-        .number()
-        .int()
-        .min(1)
-        .max(maxLimit)
-        .optional()
-        .describe(`Most matches to return. Default ${defaultLimit}.`),
-    }),
+    parameters: lazySchema((z) =>
+      z.object({
+        pattern: z
+          .string()
+          .min(1)
+          .describe(
+            'Regular expression searched line by line (the common subset of JavaScript and Rust syntax: no lookaround or backreferences).',
+          ),
+        path: z
+          .string()
+          .optional()
+          .describe('File or directory to search. Default: the workspace.'),
+        glob: z
+          .string()
+          .optional()
+          .describe(
+            'Only files matching this glob: without "/" it matches file names ("*.ts"), with "/" paths below the searched directory ("src/**/*.ts"); a leading "!" excludes.',
+          ),
+        ignoreCase: z.boolean().optional().describe('Case-insensitive search. Default false.'),
+        literal: z
+          .boolean()
+          .optional()
+          .describe('Treat pattern as plain text, not a regex. Default false.'),
+        limit: z
+          .number()
+          .int()
+          .min(1)
+          .max(maxLimit)
+          .optional()
+          .describe(`Most matches to return. Default ${defaultLimit}.`),
+      }),
+    ),
     jsonSchema: {
       type: 'object',
       properties: {
@@ -133,7 +139,7 @@ export function grepTool(options: GrepToolOptions): Tool<{
     ripgrep ??= import('./grep-search.js').then((search) => search.findOnPath('rg'))
     return ripgrep
   }
-  return defineTool({
+  return defineLazyTool({
     name: 'grep',
     description:
       'Search file contents for a regular expression. Returns "path:line:text" for each matching line, in path order. Skips .git, node_modules, files listed in .gitignore and binary files.',

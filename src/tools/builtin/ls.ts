@@ -4,8 +4,9 @@
 import type { Dirent } from 'node:fs'
 import { readdir, readlink } from 'node:fs/promises'
 import { join } from 'node:path'
-import { z } from 'zod'
-import { defineTool } from '../define-tool.js'
+import type { z } from 'zod'
+import { defineLazyTool } from '../define-tool.js'
+import { lazySchema } from '../lazy-zod.js'
 import type { Tool } from '../tool.js'
 import {
   type BuiltinResult,
@@ -22,15 +23,18 @@ export type LsToolOptions = WorkspaceOptions & {
 }
 
 /**
- * The arguments: the zod schema that validates them, and the JSON Schema the model sees written
- * out, so opening a session does no zod work (bench B10, docs/decisions/0142-tool-schemas-written-out.md;
- * test/tools/builtin-schemas.test.ts keeps the two equal).
+ * The arguments: the zod schema that validates them (built on first need), and the JSON Schema
+ * the model sees written out, so opening a session does no zod work (bench B10,
+ * docs/decisions/0142-tool-schemas-written-out.md; test/tools/builtin-schemas.test.ts keeps the
+ * two equal). Arguments that schema plainly accepts are taken without zod (decision 0147).
  */
 export const lsParameters = {
-  parameters: z.object({
-    path: z.string().optional().describe('Directory to list. Default: the workspace.'),
-    limit: z.number().int().min(1).optional().describe('Most entries to return.'),
-  }),
+  parameters: lazySchema((z) =>
+    z.object({
+      path: z.string().optional().describe('Directory to list. Default: the workspace.'),
+      limit: z.number().int().min(1).optional().describe('Most entries to return.'),
+    }),
+  ),
   jsonSchema: {
     type: 'object',
     properties: {
@@ -49,9 +53,11 @@ export const lsParameters = {
  * Creates the `ls` tool. Lists everything, hidden and ignored entries included: it shows one
  * directory as it is (glob and grep are the ones that skip ignored files).
  */
-export function lsTool(options: LsToolOptions): Tool<z.output<typeof lsParameters.parameters>> {
+export function lsTool(
+  options: LsToolOptions,
+): Tool<z.output<ReturnType<typeof lsParameters.parameters>>> {
   const defaultLimit = options.defaultLimit ?? 500
-  return defineTool({
+  return defineLazyTool({
     name: 'ls',
     description:
       'List a directory: one entry per line, sorted by name; directories end with "/", symlinks show "-> target". Includes hidden files.',

@@ -3,9 +3,9 @@
  * other binary files refused with a message.
  */
 import type { FileHandle } from 'node:fs/promises'
-import { createInterface } from 'node:readline'
-import { z } from 'zod'
-import { defineTool } from '../define-tool.js'
+import type { z } from 'zod'
+import { defineLazyTool } from '../define-tool.js'
+import { lazySchema } from '../lazy-zod.js'
 import type { Tool } from '../tool.js'
 import { imageMediaType, looksBinary, readHeadOf } from './file-kind.js'
 import { FILE_PATH_JSON_SCHEMA, filePathParameter } from './file-path-parameter.js'
@@ -34,21 +34,24 @@ export type ReadToolOptions = WorkspaceOptions & {
 }
 
 /**
- * The arguments: the zod schema that validates them, and the JSON Schema the model sees written
- * out, so opening a session does no zod work (bench B10, docs/decisions/0142-tool-schemas-written-out.md;
- * test/tools/builtin-schemas.test.ts keeps the two equal).
+ * The arguments: the zod schema that validates them (built on first need), and the JSON Schema
+ * the model sees written out, so opening a session does no zod work (bench B10,
+ * docs/decisions/0142-tool-schemas-written-out.md; test/tools/builtin-schemas.test.ts keeps the
+ * two equal). Arguments that schema plainly accepts are taken without zod (decision 0147).
  */
 export const readParameters = {
-  parameters: z.object({
-    path: filePathParameter,
-    offset: z
-      .number()
-      .int()
-      .min(1)
-      .optional()
-      .describe('First line to read, counting from 1. Default 1.'),
-    limit: z.number().int().min(1).optional().describe('How many lines to read.'),
-  }),
+  parameters: lazySchema((z) =>
+    z.object({
+      path: filePathParameter(z),
+      offset: z
+        .number()
+        .int()
+        .min(1)
+        .optional()
+        .describe('First line to read, counting from 1. Default 1.'),
+      limit: z.number().int().min(1).optional().describe('How many lines to read.'),
+    }),
+  ),
   jsonSchema: {
     type: 'object',
     properties: {
@@ -73,11 +76,11 @@ export const readParameters = {
 /** Creates the `read` tool. Never throws for file problems: they are error results. */
 export function readTool(
   options: ReadToolOptions,
-): Tool<z.output<typeof readParameters.parameters>> {
+): Tool<z.output<ReturnType<typeof readParameters.parameters>>> {
   const maxLines = options.maxLines ?? 2000
   const maxLineChars = options.maxLineChars ?? 2000
   const maxChars = options.maxChars ?? 40_000
-  return defineTool({
+  return defineLazyTool({
     name: 'read',
     description: `Read a file. Text comes back with line numbers ("  12\\tcontent"; the number and tab are not part of the file). At most ${maxLines} lines per call: use offset and limit for long files. Images (PNG, JPEG, GIF, WebP) come back as images. Binary files are refused.`,
     ...readParameters,
@@ -170,6 +173,8 @@ async function readLines(
   display: string,
   range: LineRange,
 ): Promise<BuiltinResult> {
+  // Loaded with the first read, so a session that reads no file does not load it (bench B10).
+  const { createInterface } = await import('node:readline')
   // The caller closes the handle; the stream only reads from it.
   const stream = handle.createReadStream({
     encoding: 'utf8',

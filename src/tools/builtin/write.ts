@@ -2,8 +2,9 @@
  * `write`: creates or replaces a whole file, creating its parent directories. The new content
  * goes to a temporary file renamed over the name (see `safe-file.ts`).
  */
-import { z } from 'zod'
-import { defineTool } from '../define-tool.js'
+import type { z } from 'zod'
+import { defineLazyTool } from '../define-tool.js'
+import { lazySchema } from '../lazy-zod.js'
 import { type ProtectedPaths, protectedPaths } from '../protected-paths.js'
 import type { Tool } from '../tool.js'
 import { FILE_PATH_JSON_SCHEMA, filePathParameter } from './file-path-parameter.js'
@@ -29,15 +30,18 @@ export type WriteToolOptions = WorkspaceOptions &
   }
 
 /**
- * The arguments: the zod schema that validates them, and the JSON Schema the model sees written
- * out, so opening a session does no zod work (bench B10, docs/decisions/0142-tool-schemas-written-out.md;
- * test/tools/builtin-schemas.test.ts keeps the two equal).
+ * The arguments: the zod schema that validates them (built on first need), and the JSON Schema
+ * the model sees written out, so opening a session does no zod work (bench B10,
+ * docs/decisions/0142-tool-schemas-written-out.md; test/tools/builtin-schemas.test.ts keeps the
+ * two equal). Arguments that schema plainly accepts are taken without zod (decision 0147).
  */
 export const writeParameters = {
-  parameters: z.object({
-    path: filePathParameter,
-    content: z.string().describe('The complete new content of the file.'),
-  }),
+  parameters: lazySchema((z) =>
+    z.object({
+      path: filePathParameter(z),
+      content: z.string().describe('The complete new content of the file.'),
+    }),
+  ),
   jsonSchema: {
     type: 'object',
     properties: {
@@ -51,9 +55,9 @@ export const writeParameters = {
 /** Creates the `write` tool. Exclusive: writes do not race other calls of the batch. */
 export function writeTool(
   options: WriteToolOptions,
-): Tool<z.output<typeof writeParameters.parameters>> {
+): Tool<z.output<ReturnType<typeof writeParameters.parameters>>> {
   const guard = options.protectedPaths ?? protectedPaths({ workspace: options.workspace })
-  return defineTool({
+  return defineLazyTool({
     name: 'write',
     description:
       'Write a whole file (created, or replaced if it exists), creating missing parent directories. To change part of an existing file, prefer edit.',

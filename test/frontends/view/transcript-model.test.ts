@@ -200,6 +200,36 @@ describe('transcript model', () => {
     expect(shape(transcript.items)).toEqual(['assistant(Working on it)…'])
   })
 
+  it("keeps a streaming text's pieces: each object's first pieceCount joined are its text", () => {
+    const transcript = createTranscriptModel()
+    const delta = (text: string, kind: 'text' | 'thinking' = 'text') =>
+      ({ type: 'assistant/delta', turn: 1, step: 1, attempt: 1, block: 0, kind, text }) as const
+    const pieces = (item: TranscriptItem | undefined) =>
+      item?.kind === 'assistant' && item.textPieces !== undefined
+        ? item.textPieces.slice(0, item.pieceCount).join('')
+        : undefined
+    transcript.applyNotification(delta('Hel'))
+    const first = transcript.items[0]
+    transcript.applyNotification(delta('hmm', 'thinking'))
+    transcript.applyNotification(delta('lo '))
+    transcript.applyNotification(delta('world'))
+    const last = transcript.items[0]
+    expect(pieces(first)).toBe('Hel')
+    expect(last).toMatchObject({ text: 'Hello world', thinking: 'hmm' })
+    expect(pieces(last)).toBe('Hello world')
+    // A retry streams afresh: the pieces start over with the text.
+    transcript.applyNotification({
+      type: 'request/start',
+      turn: 1,
+      step: 1,
+      attempt: 2,
+      maxAttempts: 5,
+    })
+    transcript.applyNotification(delta('Again'))
+    expect(pieces(transcript.items[0])).toBe('Again')
+    expect(pieces(last)).toBe('Hello world')
+  })
+
   it('marks denied and canceled tools, and discarded inputs after a cancel', async () => {
     const hold = gate()
     const harness = agentHarness(

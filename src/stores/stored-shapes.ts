@@ -1,0 +1,157 @@
+/**
+ * The checks a store runs on what it reads and writes (docs/spec.md §3): the header, the stored
+ * envelope and the data of each core event type. Files and rows are a trust boundary: anything
+ * read is checked here before the live session or the projection sees it, and every append is
+ * checked so a store never writes what it would refuse to read.
+ *
+ * These mirror the zod schemas of schema.ts key for key (schema.ts is the readable reference;
+ * test/stores/stored-shapes.test.ts holds the two to the same verdict and the same message).
+ * They exist because zod cost 2–3× the write floor per append and most of a load (issue 17).
+ *
+ * Data objects are loose (unknown keys are kept) because `append` accepts any plain JSON and a
+ * store must give back exactly what was appended. Header and envelope are strict: rudder alone
+ * writes them, so an unknown key there means another writer or damage.
+ */
+import type { EventType } from '../core/index.js'
+import {
+  anyOptional,
+  anyValue,
+  arrayOf,
+  boolean,
+  byKey,
+  type Check,
+  integer,
+  keyOrIndex,
+  literal,
+  looseObject,
+  matching,
+  nonEmptyString,
+  number,
+  oneOf,
+  optional,
+  recordOfAny,
+  strictObject,
+  string,
+} from './shape-check.js'
+
+const int = integer()
+const nonNegative = integer({ minimum: 0 })
+
+const textBlock = looseObject({ type: literal('text'), text: string })
+const imageBlock = looseObject({ type: literal('image'), mediaType: string, data: string })
+const content = arrayOf(byKey('type', { text: textBlock, image: imageBlock }))
+const assistantBlock = byKey('type', {
+  text: textBlock,
+  thinking: looseObject({ type: literal('thinking'), text: string, signature: optional(string) }),
+  'tool-call': looseObject({
+    type: literal('tool-call'),
+    id: string,
+    name: string,
+    args: anyValue,
+  }),
+})
+const source = looseObject({ kind: string })
+const turnEndReason = byKey('kind', {
+  completed: looseObject({ kind: literal('completed') }),
+  'max-tokens': looseObject({ kind: literal('max-tokens') }),
+  'step-limit': looseObject({ kind: literal('step-limit') }),
+  canceled: looseObject({ kind: literal('canceled'), cause: string }),
+  error: looseObject({ kind: literal('error'), code: string, message: string }),
+  interrupted: looseObject({ kind: literal('interrupted') }),
+  'stop-limit': looseObject({ kind: literal('stop-limit') }),
+})
+const usage = looseObject({
+  inputTokens: number,
+  outputTokens: number,
+  cacheReadTokens: optional(number),
+  cacheWriteTokens: optional(number),
+  reasoningTokens: optional(number),
+})
+const toolSpec = looseObject({ name: string, description: string, parameters: recordOfAny })
+
+/** The check of `data` for each core event type (schema.ts: `EVENT_DATA`). */
+export const EVENT_DATA_CHECK: { readonly [K in EventType]: Check } = {
+  'user/message': looseObject({ id: string, content, source, meta: anyOptional }),
+  'steering/message': looseObject({ id: string, content, source, meta: anyOptional, turn: int }),
+  'turn/start': looseObject({ turn: int, trigger: oneOf(['prompt', 'continue']) }),
+  'turn/end': looseObject({ turn: int, reason: turnEndReason }),
+  'step/start': looseObject({ turn: int, step: int }),
+  'request/header': looseObject({
+    provider: string,
+    model: string,
+    system: string,
+    tools: arrayOf(toolSpec),
+    params: recordOfAny,
+  }),
+  'assistant/message': looseObject({
+    id: string,
+    content: arrayOf(assistantBlock),
+    provider: string,
+    model: string,
+    stopReason: oneOf(['stop', 'tool-calls', 'max-tokens', 'canceled', 'error']),
+    usage,
+    interrupted: optional(literal(true)),
+  }),
+  'tool/call': looseObject({ callId: string, name: string, args: anyValue }),
+  'tool/result': looseObject({
+    callId: string,
+    name: string,
+    content,
+    isError: boolean,
+    error: optional(looseObject({ code: string, message: string })),
+    meta: anyOptional,
+  }),
+  'step/end': looseObject({ turn: int, step: int }),
+  compaction: looseObject({
+    id: string,
+    summary: content,
+    firstKeptSeq: int,
+    reason: oneOf(['manual', 'auto', 'overflow']),
+    tokensBefore: number,
+    tokensAfter: optional(number),
+    request: optional(looseObject({ model: string, system: string, messageCount: number })),
+  }),
+}
+
+/** A reference from a stored event to a content-addressed blob (see blob-store.ts). */
+export type BlobReference = {
+  /** Where in `data` the value goes: keys and array indexes. Empty means the whole `data`. */
+  readonly path: readonly (string | number)[]
+  readonly sha256: string
+  readonly bytes: number
+  /** The blob holds JSON text to parse (a whole `data`), not a string value. */
+  readonly json?: true
+}
+
+/** The check of a `BlobReference` (schema.ts: `blobReference`). */
+export const BLOB_REFERENCE_CHECK = strictObject({
+  path: arrayOf(keyOrIndex),
+  sha256: matching(/^[0-9a-f]{64}$/),
+  bytes: nonNegative,
+  json: optional(literal(true)),
+})
+
+/** One stored event (schema.ts: `storedEnvelope`). */
+export const ENVELOPE_CHECK = strictObject({
+  seq: nonNegative,
+  time: number,
+  type: nonEmptyString,
+  data: anyValue,
+  ignorable: optional(literal(true)),
+  blobs: optional(arrayOf(BLOB_REFERENCE_CHECK, { nonEmpty: true })),
+})
+
+/** The session header (schema.ts: `headerSchema`), checked after `formatVersion`. */
+export const HEADER_CHECK = strictObject({
+  id: nonEmptyString,
+  formatVersion: integer({ minimum: 0, exclusive: true }),
+  createdAt: number,
+  cwd: optional(string),
+  parent: optional(strictObject({ sessionId: nonEmptyString, seq: integer({ minimum: -1 }) })),
+  title: optional(string),
+})
+
+/** Whether a value is a header this rudder can read (for listings, which skip the others). */
+export function isValidHeader(value: unknown): boolean {
+  return HEADER_CHECK(value) === undefined
+}
