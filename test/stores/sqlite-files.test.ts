@@ -72,7 +72,8 @@ describe('the SQLite store on disk', () => {
     // The whole WAL keeps every event and closes the turn the kill left open.
     expect(outcomes).toContain(events.length)
     expect(outcomes.size).toBeGreaterThan(3)
-  })
+    // Hundreds of opens, each with a synced repair: ~14 s alone, over 30 s on a loaded machine.
+  }, 180_000)
 
   it('recovers the whole log after a kill and repairs the open turn (scenario 25)', async () => {
     const directory = tempDirectory()
