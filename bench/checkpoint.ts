@@ -1,7 +1,7 @@
 /**
  * B1/B2 with the projection checkpoint (issue 17 item 2, decision 0148): opening a large
  * session from its checkpoint, and the same log without one (the full check), each against
- * reading and JSON.parse of the same lines, interleaved in one run. Run alone with
+ * reading and JSON.parse of the same lines, interleaved in one run; part of `npm run bench`, or alone:
  * `node --expose-gc --import tsx bench/checkpoint.ts [--full]` (`--full`: 100 MB).
  */
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs'

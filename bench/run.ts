@@ -4,6 +4,7 @@
  */
 import { acpBenchmarks } from './acp.js'
 import { agentLoopBenchmarks } from './agent-loop.js'
+import { checkpointBenchmarks } from './checkpoint.js'
 import { coreBenchmarks } from './core.js'
 import { printTable, type Row } from './measure.js'
 import { postgresBenchmarks } from './postgres.js'
@@ -20,6 +21,7 @@ rows.push(...(await agentLoopBenchmarks()))
 rows.push(...startupBenchmarks())
 rows.push(...(await storeBenchmarks({ full })))
 rows.push(...(await resumeBenchmarks({ full })))
+rows.push(...(await checkpointBenchmarks({ full })))
 rows.push(...(await postgresBenchmarks({ full })))
 rows.push(...(await acpBenchmarks()))
 rows.push(...(await webBenchmarks()))
