@@ -30,6 +30,9 @@ export type TerminalRun = {
   signal(name: NodeJS.Signals): void
 }
 
+/** How long `waitFor` waits before failing with the screen: under the tests' 30 s timeout. */
+const WAIT_LIMIT_MS = 25_000
+
 export const KEYS = {
   enter: '\r',
   altEnter: '\x1b\r',
@@ -97,20 +100,25 @@ export function runInTerminal(
             ? (value: string) => predicate.test(value)
             : predicate
       return new Promise((resolveWait, reject) => {
-        const check = () => {
-          const current = text()
-          if (test(current)) {
-            waiters.delete(check)
-            resolveWait(current)
-          } else if (hasExited) {
-            waiters.delete(check)
-            reject(
-              new Error(
-                `the program exited before the screen showed ${what ?? String(predicate)}; screen:\n${current}\nlast output:\n${JSON.stringify(output.slice(-2000))}`,
-              ),
-            )
-          }
+        const fail = (why: string) => {
+          waiters.delete(check)
+          clearTimeout(giveUp)
+          reject(
+            new Error(
+              `${why} before the screen showed ${what ?? String(predicate)}; screen:\n${text()}\nlast output:\n${JSON.stringify(output.slice(-2000))}`,
+            ),
+          )
         }
+        const check = () => {
+          if (test(text())) {
+            waiters.delete(check)
+            clearTimeout(giveUp)
+            resolveWait(text())
+          } else if (hasExited) fail('the program exited')
+        }
+        // Not a speed check: a wait that never ends otherwise dies with the test's timeout and
+        // shows nothing; this gives up just before it, with the screen, so a hang can be read.
+        const giveUp = setTimeout(() => fail(`nothing came for ${WAIT_LIMIT_MS} ms`), WAIT_LIMIT_MS)
         waiters.add(check)
         check()
       })
