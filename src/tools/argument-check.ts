@@ -44,23 +44,16 @@ const VALUE_KEYWORDS = new Set([
 function accepts(property: Record<string, unknown>, value: unknown): boolean {
   if (!hasOnlyKeys(property, VALUE_KEYWORDS)) return false
   const { minLength, minimum, maximum, exclusiveMinimum } = property
+  const hasBounds = minimum !== undefined || maximum !== undefined || exclusiveMinimum !== undefined
   switch (property.type) {
     case 'string':
       return (
         typeof value === 'string' &&
-        minimum === undefined &&
-        maximum === undefined &&
-        exclusiveMinimum === undefined &&
+        !hasBounds &&
         (minLength === undefined || (typeof minLength === 'number' && value.length >= minLength))
       )
     case 'boolean':
-      return (
-        typeof value === 'boolean' &&
-        minLength === undefined &&
-        minimum === undefined &&
-        maximum === undefined &&
-        exclusiveMinimum === undefined
-      )
+      return typeof value === 'boolean' && !hasBounds && minLength === undefined
     case 'integer':
     case 'number':
       return (

@@ -5,8 +5,8 @@
  */
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs'
 import { dirname, extname, join, relative, resolve, sep } from 'node:path'
-import { fileURLToPath } from 'node:url'
 import { RudderError } from '../../index.js'
+import { packageJsonPath } from '../../runtime/package-version.js'
 
 export type Asset = { readonly body: Uint8Array; readonly type: string; readonly isHashed: boolean }
 
@@ -24,13 +24,7 @@ const TYPES: Readonly<Record<string, string>> = {
 
 /** Where the build puts the page: `dist/web/` of the package this file belongs to. */
 export function defaultAssetsDir(): string {
-  let dir = dirname(fileURLToPath(import.meta.url))
-  while (!existsSync(join(dir, 'package.json'))) {
-    const parent = dirname(dir)
-    if (parent === dir) break
-    dir = parent
-  }
-  return join(dir, 'dist', 'web')
+  return join(dirname(packageJsonPath()), 'dist', 'web')
 }
 
 /**
