@@ -351,7 +351,7 @@ async function syncsPerDelta(kind: Kind, directory: string): Promise<Row> {
     const syncs = count.syncs - before
     await agent.dispose()
     await store.close()
-    return { deltas, syncs, events: session.events.length }
+    return { deltas, syncs, events: session.residentEvents.length }
   }
   const few = await run(200)
   const many = await run(20)

@@ -15,8 +15,20 @@ import {
 } from './events.js'
 import { createLogChecker, type LogChecker } from './invariants.js'
 import { deepFreeze, toFrozenJson } from './json.js'
-import { createProjector, type Message, type Projector } from './projection.js'
+import { EMPTY_LOG_STATE, foldEvent, type LogState } from './log-fold.js'
+import {
+  createProjector,
+  extendProjectionState,
+  firstSeqOf,
+  type Message,
+  type ProjectionState,
+  type Projector,
+  restoreProjector,
+} from './projection.js'
 import type { JsonValue } from './values.js'
+
+/** Events per batch of `readEvents` from memory. */
+const READ_BATCH = 1024
 
 /** Called after an event is committed to the session, in seq order, once per event. */
 export type SessionListener = (event: SessionEvent) => void
@@ -26,8 +38,27 @@ export type ListenerErrorListener = (error: unknown, event: SessionEvent) => voi
 /** A live session: the same API whether it lives in memory or in a store. */
 export interface Session {
   readonly header: SessionHeader
-  /** Every event so far, frozen, indexed by seq. */
-  readonly events: readonly SessionEvent[]
+  /** The seq the next append takes: the number of events in the log. */
+  readonly nextSeq: number
+  /**
+   * The first seq held in memory. A session created in memory holds all of its log (0); one
+   * opened from a store holds the events after its checkpoint, and more once its projection is
+   * loaded (docs/spec.md §9.2). Earlier events are read with `readEvents`.
+   */
+  readonly residentFrom: number
+  /** The events held in memory, `residentFrom` through the last, frozen, in seq order. */
+  readonly residentEvents: readonly SessionEvent[]
+  /** The event at `seq` if it is held in memory, else undefined. */
+  eventAt(seq: number): SessionEvent | undefined
+  /**
+   * The log from `fromSeq` (default 0) through `throughSeq` (default the last seq when called),
+   * in batches, in seq order: from the store for what is not held in memory, checked as any
+   * load is, yielding to the event loop between batches. Rejects with `LogCorruptError` if the
+   * stored part no longer matches what the session was opened over.
+   */
+  readEvents(options?: ReadEventsOptions): AsyncIterable<readonly SessionEvent[]>
+  /** The fold of the log's turn/step/call structure after its last event (log-fold.ts). */
+  state(): LogState
   /**
    * Appends an event and returns it, frozen, with the next seq and the current time. Throws
    * `INVALID_EVENT_DATA` (naming the type and field) if `data` is not plain JSON, and
@@ -37,17 +68,33 @@ export interface Session {
   append<T extends EventType>(type: T, data: EventMap[T]): CoreEvent<T>
   /** Appends a plugin's own event type; it must be `ignorable` so older readers can skip it. */
   append(type: string, data: JsonValue, options: { ignorable: true }): ExtensionEvent
+  /** Whether `messages()`, `transcriptCharacters()` and `requestHeader()` can be read now. */
+  readonly isProjectionLoaded: boolean
+  /**
+   * Reads what the projection needs from the store (the events of the transcript since the
+   * last compaction, and the latest `request/header`), once; at once when it is loaded. The
+   * agent awaits it before a turn or a compaction, so resuming a session reads none of its
+   * history. Rejects like `readEvents`.
+   */
+  loadProjection(signal?: AbortSignal): Promise<void>
   /**
    * The projection of the whole log (docs/spec.md §4), kept incrementally. O(1): a read-only
    * view that later appends do not change and that throws on any write (decision 0140).
+   * Throws `WRONG_STATE` before `loadProjection`.
    */
   messages(): readonly Message[]
   /**
    * The characters of `messages()` by the rule of `estimateTokens` (four make a token), kept
    * incrementally: `estimateTokens(session.messages(), system)` equals
    * `Math.ceil((session.transcriptCharacters() + system.length) / 4)` without the walk.
+   * Throws `WRONG_STATE` before `loadProjection`.
    */
   transcriptCharacters(): number
+  /**
+   * The data of the latest `request/header`: the system prompt, tools and parameters a request
+   * is made with beside `messages()`. Throws `WRONG_STATE` before `loadProjection`.
+   */
+  requestHeader(): EventMap['request/header'] | undefined
   /** Notified of every event appended after subscribing. Returns an unsubscribe function. */
   subscribe(listener: SessionListener): () => void
   /** Notified when a listener throws. Without any, errors go to `console.error`. */
@@ -56,6 +103,26 @@ export interface Session {
   flush(): Promise<void>
   /** Flushes and releases the session (a store's writer lease). Appends after it throw. */
   close(): Promise<void>
+}
+
+export type ReadEventsOptions = {
+  readonly fromSeq?: number
+  readonly throughSeq?: number
+  readonly signal?: AbortSignal
+}
+
+/**
+ * The stored part of a session's log that it does not hold in memory (events before
+ * `residentFrom`), given by the store that opened it.
+ */
+export interface SessionHistory {
+  /** Events `fromSeq..throughSeq`, all before the resident ones, checked, in batches. */
+  read(fromSeq: number, throughSeq: number, signal?: AbortSignal): AsyncIterable<SessionEvent[]>
+  /**
+   * The error to throw when what was read does not fit the state the session was opened with
+   * (the log was changed behind its checkpoint); the store discards that checkpoint.
+   */
+  mismatch(reason: string): Error
 }
 
 /** Where a durable session sends its events. Implemented by stores. */
@@ -103,29 +170,56 @@ function pick(options: CreateSessionOptions): { checkInvariants?: boolean; now?:
 
 export type OpenLiveSessionOptions = {
   readonly header: SessionHeader
-  /** Events already in the log (loaded and validated by a store); frozen in place. */
+  /** Events already in the log (loaded and validated by a store), from `fromSeq`; frozen in place. */
   readonly events: readonly SessionEvent[]
+  /** The seq of `events[0]`: a store leaves the events before it in `history` (default 0). */
+  readonly fromSeq?: number
+  /** Reads the events before `fromSeq`; required when `fromSeq` > 0. */
+  readonly history?: SessionHistory
+  /** The fold of the events before `fromSeq` (default: the empty log). */
+  readonly state?: LogState
   readonly sink?: SessionSink
+  /** Check appends against the invariants; only for a session whose whole log is given. */
   readonly checkInvariants?: boolean
   readonly now?: () => number
   /**
-   * A projector that already holds the projection of the first `projected` events (a store
-   * restored it from a checkpoint); the session applies only the events after them. Its log
-   * getter must give these events while the session opens and `session.events` after.
+   * The projection of the events before `projection.throughSeq + 1`, as a checkpoint kept it
+   * (a store restored it): restored from the log when `loadProjection` is called, then the
+   * later events are applied. Without it, `events` are projected at once (`fromSeq` must be 0).
    */
-  readonly projection?: { readonly projector: Projector; readonly projected: number }
+  readonly projection?: { readonly state: ProjectionState; readonly throughSeq: number }
+}
+
+/** A live session as a store holds it: the session and what a checkpoint takes from it. */
+export interface LiveSession extends Session {
+  /** The projection's state after the last event, loaded or not (for a checkpoint). */
+  projectionState(): ProjectionState | undefined
 }
 
 /** Opens a live session over existing events (used by stores). */
-export function openLiveSession(options: OpenLiveSessionOptions): Session {
+export function openLiveSession(options: OpenLiveSessionOptions): LiveSession {
   const now = options.now ?? Date.now
   const header = deepFreeze({ ...options.header })
-  const events: SessionEvent[] = []
-  const projector = options.projection?.projector ?? createProjector(() => events)
-  const projected = options.projection?.projected ?? 0
+  const history = options.history
+  let residentFrom = options.fromSeq ?? 0
+  if (residentFrom > 0 && !history)
+    throw new RudderError('WRONG_STATE', 'openLiveSession: events before fromSeq need a history')
+  if (residentFrom > 0 && !options.projection)
+    throw new RudderError('WRONG_STATE', 'openLiveSession: a partial log needs its projection')
+  if (residentFrom > 0 && options.checkInvariants)
+    throw new RudderError('WRONG_STATE', 'openLiveSession: invariant checking needs the whole log')
+  let resident: SessionEvent[] = []
+  const eventAt = (seq: number): SessionEvent | undefined => resident[seq - residentFrom]
+  // Undefined while the projection waits in `deferred` for `loadProjection`.
+  let projector: Projector | undefined = options.projection ? undefined : createProjector(eventAt)
+  let deferred = options.projection
+  let loading: Promise<void> | undefined
   const checker: LogChecker | undefined = options.checkInvariants
     ? createLogChecker({ allowOpenTurn: true })
     : undefined
+  // The structure is folded on demand, over the resident events not yet folded.
+  let folded = options.state ?? EMPTY_LOG_STATE
+  let foldedTo = residentFrom
   const sink = options.sink
   const listeners = new Set<{ listener: SessionListener; fromSeq: number }>()
   const errorListeners = new Set<ListenerErrorListener>()
@@ -136,10 +230,70 @@ export function openLiveSession(options: OpenLiveSessionOptions): Session {
   for (const event of options.events) {
     deepFreeze(event)
     checker?.record(event)
-    events.push(event)
-    if (event.seq >= projected) projector.apply(event)
+    resident.push(event)
+    projector?.apply(event)
   }
-  delivered = events.length
+  const nextSeq = () => residentFrom + resident.length
+  delivered = nextSeq()
+
+  function notLoaded(what: string): RudderError {
+    return new RudderError(
+      'WRONG_STATE',
+      `session ${header.id}: ${what} is read after \`await session.loadProjection()\` (the agent does it before each turn); the session was opened without reading its history`,
+    )
+  }
+
+  function mismatch(reason: string): Error {
+    return (
+      history?.mismatch(reason) ??
+      new RudderError('LOG_CORRUPT', `session ${header.id}: ${reason}; open it again`)
+    )
+  }
+
+  function loadedProjector(what: string): Projector {
+    if (!projector) throw notLoaded(what)
+    return projector
+  }
+
+  async function load(signal: AbortSignal | undefined): Promise<void> {
+    const { state, throughSeq } = deferred!
+    const first = firstSeqOf(state) ?? residentFrom
+    if (first < residentFrom) {
+      const read: SessionEvent[] = []
+      let expected = first
+      for await (const batch of history!.read(first, residentFrom - 1, signal))
+        for (const event of batch) {
+          if (event.seq !== expected++) throw mismatch(`seq ${event.seq} read out of order`)
+          read.push(event)
+        }
+      if (expected !== residentFrom) throw mismatch(`the log ends at seq ${expected - 1}`)
+      // Appends made while reading are already resident: the read part goes before them.
+      resident = read.concat(resident)
+      residentFrom = first
+    }
+    const restored = restoreProjector(eventAt, state)
+    if (!restored)
+      throw mismatch(`its checkpoint's projection does not fit the events read`)
+    for (let seq = throughSeq + 1; seq < nextSeq(); seq++) restored.apply(eventAt(seq)!)
+    projector = restored
+    deferred = undefined
+  }
+
+  async function* readEvents(
+    options: ReadEventsOptions = {},
+  ): AsyncGenerator<readonly SessionEvent[]> {
+    const fromSeq = Math.max(0, options.fromSeq ?? 0)
+    const throughSeq = Math.min(options.throughSeq ?? nextSeq() - 1, nextSeq() - 1)
+    // Taken now: a projection loaded meanwhile moves `residentFrom` down, not the events.
+    const boundary = residentFrom
+    if (fromSeq < boundary && fromSeq <= throughSeq)
+      yield* history!.read(fromSeq, Math.min(throughSeq, boundary - 1), options.signal)
+    for (let seq = Math.max(fromSeq, boundary); seq <= throughSeq; seq += READ_BATCH) {
+      options.signal?.throwIfAborted()
+      const start = seq - residentFrom
+      yield resident.slice(start, start + Math.min(READ_BATCH, throughSeq - seq + 1))
+    }
+  }
 
   function reportListenerError(error: unknown, event: SessionEvent): void {
     if (errorListeners.size === 0) {
@@ -162,8 +316,8 @@ export function openLiveSession(options: OpenLiveSessionOptions): Session {
     if (isDelivering) return
     isDelivering = true
     try {
-      while (delivered < events.length) {
-        const event = events[delivered++]!
+      while (delivered < nextSeq()) {
+        const event = eventAt(delivered++)!
         for (const entry of [...listeners]) {
           if (!listeners.has(entry) || event.seq < entry.fromSeq) continue
           try {
@@ -189,7 +343,8 @@ export function openLiveSession(options: OpenLiveSessionOptions): Session {
       )
     }
     const frozenData = toFrozenJson(data, `cannot append "${type}"`)
-    const base = { seq: events.length, time: now(), type, data: frozenData }
+    if (type === 'compaction') checkCompaction(frozenData)
+    const base = { seq: nextSeq(), time: now(), type, data: frozenData }
     const event = Object.freeze(isCore ? base : { ...base, ignorable: true }) as SessionEvent
     if (checker) {
       const problems = checker.check(event)
@@ -202,20 +357,61 @@ export function openLiveSession(options: OpenLiveSessionOptions): Session {
     }
     sink?.write(event)
     checker?.record(event)
-    events.push(event)
-    projector.apply(event)
+    resident.push(event)
+    projector?.apply(event)
     deliver()
     return event
   }
 
+  // A compaction re-projects the kept events: they must be in memory, which loading the
+  // projection guarantees for any cut a checker accepts (it keeps from the last compaction on).
+  function checkCompaction(data: JsonValue): void {
+    if (!projector) throw notLoaded('a compaction')
+    const firstKept = (data as { firstKeptSeq?: unknown }).firstKeptSeq
+    if (typeof firstKept === 'number' && firstKept < residentFrom)
+      throw new RudderError(
+        'WRONG_STATE',
+        `cannot append "compaction": its firstKeptSeq ${firstKept} is before the events this session holds (from seq ${residentFrom}); keep from the last compaction on`,
+      )
+  }
+
   return {
     header,
-    events,
+    get nextSeq() {
+      return nextSeq()
+    },
+    get residentFrom() {
+      return residentFrom
+    },
+    get residentEvents() {
+      return resident
+    },
+    eventAt,
+    readEvents,
+    state() {
+      for (; foldedTo < nextSeq(); foldedTo++) folded = foldEvent(folded, eventAt(foldedTo)!)
+      return folded
+    },
     append: append as Session['append'],
-    messages: () => projector.messages(),
-    transcriptCharacters: () => projector.characters(),
+    get isProjectionLoaded() {
+      return projector !== undefined
+    },
+    loadProjection(signal) {
+      if (projector) return Promise.resolve()
+      loading ??= load(signal).finally(() => {
+        loading = undefined
+      })
+      return loading
+    },
+    messages: () => loadedProjector('messages()').messages(),
+    transcriptCharacters: () => loadedProjector('transcriptCharacters()').characters(),
+    requestHeader: () => loadedProjector('requestHeader()').requestHeader(),
+    projectionState() {
+      if (projector) return projector.snapshot()
+      return deferred && extendProjectionState(deferred.state, resident, deferred.throughSeq)
+    },
     subscribe(listener) {
-      const entry = { listener, fromSeq: events.length }
+      const entry = { listener, fromSeq: nextSeq() }
       listeners.add(entry)
       return () => {
         listeners.delete(entry)

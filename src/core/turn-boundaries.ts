@@ -5,7 +5,7 @@
  */
 import { RudderError } from './errors.js'
 import { type EventMap, type EventType, isEventOf, type SessionEvent } from './events.js'
-import { EMPTY_LOG_STATE, foldEvent } from './log-fold.js'
+import { EMPTY_LOG_STATE, foldEvent, type LogState } from './log-fold.js'
 
 /** An append the repair makes, in order. */
 export type RepairAppend = { [K in EventType]: readonly [K, EventMap[K]] }[EventType]
@@ -77,12 +77,19 @@ export function crashResultText(name: string, code: 'interrupted' | 'outcome-unk
 export function crashRepairOf(events: readonly SessionEvent[]): CrashRepairPlan | undefined {
   const start = openTurnStart(events)
   if (start === undefined) return undefined
-  const turnStart = events[start]
-  if (!isEventOf(turnStart, 'turn/start')) return undefined
-  const turn = turnStart.data.turn
   let state = EMPTY_LOG_STATE
   for (let seq = start; seq < events.length; seq++)
     state = foldEvent(state, events[seq] as SessionEvent)
+  return crashRepairOfState(state)
+}
+
+/**
+ * `crashRepairOf` from the fold of the log (`Session.state()`), which a session keeps without
+ * holding the events of the open turn.
+ */
+export function crashRepairOfState(state: LogState): CrashRepairPlan | undefined {
+  if (!state.openTurn) return undefined
+  const turn = state.openTurn.turn
   const { step } = state
   const appends: RepairAppend[] = []
   const results: { callId: string; code: 'interrupted' | 'outcome-unknown' }[] = []

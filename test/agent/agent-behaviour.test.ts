@@ -77,7 +77,7 @@ describe('retries', () => {
     const harness = agentHarness([{ text: 'half', error: { code: 'bad', message: 'broken' } }])
     expect(await harness.agent.send('P').result).toMatchObject({ status: 'error', text: 'half' })
     expect(harness.notation()).toBe('T+1 U(P) S+1 H A{interrupted} S-1 T-1(error)')
-    expect(harness.session.events[4]!.data).toMatchObject({
+    expect(harness.session.residentEvents[4]!.data).toMatchObject({
       stopReason: 'error',
       interrupted: true,
     })
@@ -114,7 +114,7 @@ describe('limits and queue options', () => {
     const loop = { toolCalls: [{ name: 'echo', args: { text: 'again' } }] }
     const harness = agentHarness([loop, loop, loop], { tools: [echo], maxSteps: 2 })
     expect(await harness.agent.send('P').result).toMatchObject({ status: 'step-limit', turn: 1 })
-    expect(harness.session.events.filter((e) => e.type === 'step/start')).toHaveLength(2)
+    expect(harness.session.residentEvents.filter((e) => e.type === 'step/start')).toHaveLength(2)
     expect(harness.provider.requests).toHaveLength(2)
   })
 
@@ -123,7 +123,7 @@ describe('limits and queue options', () => {
     const sleeper = harness.agent.send('P', { wakeup: false })
     expect(harness.agent.status).toBe('idle')
     await harness.agent.idle()
-    expect(harness.session.events).toEqual([])
+    expect(harness.session.residentEvents).toEqual([])
     expect(harness.agent.pending().queued.map((item) => item.id)).toEqual([sleeper.id])
     const waker = harness.agent.send('Q')
     expect(await sleeper.result).toMatchObject({ turn: 1, text: 'a' })
@@ -165,7 +165,7 @@ describe('continue', () => {
       text: 'recovered',
     })
     expect(harness.notation()).toBe('T+1 U(P) S+1 H S-1 T-1(error) T+2 S+1 A S-1 T-2(completed)')
-    expect(harness.session.events[6]!.data).toEqual({ turn: 2, trigger: 'continue' })
+    expect(harness.session.residentEvents[6]!.data).toEqual({ turn: 2, trigger: 'continue' })
     expect(harness.requestTexts(1)).toEqual(['P'])
   })
 
@@ -201,7 +201,7 @@ describe('lifecycle', () => {
     ).toBe('the final answer')
     expect(deltas.filter((d) => d.kind === 'thinking').every((d) => d.block === 0)).toBe(true)
     expect(deltas.filter((d) => d.kind === 'text').every((d) => d.block === 1)).toBe(true)
-    expect(harness.session.events[4]!.data).toMatchObject({
+    expect(harness.session.residentEvents[4]!.data).toMatchObject({
       content: [
         { type: 'thinking', text: 'let me think' },
         { type: 'text', text: 'the final answer' },
@@ -238,7 +238,7 @@ describe('lifecycle', () => {
     await harness.agent.dispose()
     expect(await prompt.result).toMatchObject({ status: 'canceled', turn: 1 })
     expect(await queued.result).toEqual({ status: 'discarded', reason: 'disposed' })
-    expect(harness.session.events.at(-1)).toMatchObject({
+    expect(harness.session.residentEvents.at(-1)).toMatchObject({
       type: 'turn/end',
       data: { reason: { kind: 'canceled', cause: 'dispose' } },
     })
@@ -251,7 +251,7 @@ describe('lifecycle', () => {
   it('cancel while idle with nothing pending does nothing', async () => {
     const harness = agentHarness([])
     expect(harness.agent.cancel()).toEqual({ discarded: [] })
-    expect(harness.session.events).toEqual([])
+    expect(harness.session.residentEvents).toEqual([])
   })
 
   it('cancel during admission discards the prompt and returns it for the editor', async () => {
@@ -273,7 +273,7 @@ describe('lifecycle', () => {
     await harness.agent.idle()
     expect(harness.agent.status).toBe('idle')
     held.open()
-    expect(harness.session.events).toEqual([])
+    expect(harness.session.residentEvents).toEqual([])
   })
 
   it('a throwing prompt-submit listener blocks with its message and is reported', async () => {
@@ -288,7 +288,7 @@ describe('lifecycle', () => {
       status: 'blocked',
       reason: 'policy service down',
     })
-    expect(harness.session.events).toEqual([])
+    expect(harness.session.residentEvents).toEqual([])
     expect(harness.notifications).toContainEqual(
       expect.objectContaining({ type: 'listener/error', source: 'hook:prompt-submit' }),
     )
@@ -325,7 +325,7 @@ describe('lifecycle', () => {
     })
     expect(await harness.agent.send('P').result).toMatchObject({ status: 'completed' })
     expect(ofType(harness.notifications, 'listener/error').length).toBe(
-      harness.session.events.length,
+      harness.session.residentEvents.length,
     )
   })
 
@@ -341,7 +341,7 @@ describe('lifecycle', () => {
         result: { status: 'completed', turn: 1, text: 'ok' },
       },
     ])
-    expect(harness.session.events[1]!.data).toMatchObject({ id: prompt.id })
+    expect(harness.session.residentEvents[1]!.data).toMatchObject({ id: prompt.id })
   })
 })
 
@@ -389,7 +389,7 @@ describe('caller mistakes throw at once and stage nothing', () => {
     expect(() =>
       harness.agent.inject({ content: [{ type: 'text', text: 'x' }], source: { kind: 'user' } }),
     ).toThrowError(/send\(\) or steer\(\)/)
-    expect(harness.session.events).toEqual([])
+    expect(harness.session.residentEvents).toEqual([])
   })
 
   it('bad content, unknown send options and non-JSON meta are refused', async () => {

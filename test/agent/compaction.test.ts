@@ -17,7 +17,7 @@ describe('compaction', () => {
     await harness.agent.send(long('P2')).result
     const result = await harness.agent.compact({ instructions: 'Mention P1.' })
     expect(result).toMatchObject({ status: 'compacted' })
-    const event = harness.session.events.at(-1)!
+    const event = harness.session.residentEvents.at(-1)!
     expect(event.type).toBe('compaction')
     const data = event.data as {
       firstKeptSeq: number
@@ -44,7 +44,7 @@ describe('compaction', () => {
     const harness = agentHarness([{ text: 'short' }])
     await harness.agent.send('P').result
     expect(await harness.agent.compact()).toMatchObject({ status: 'skipped' })
-    expect(harness.session.events.some((e) => e.type === 'compaction')).toBe(false)
+    expect(harness.session.residentEvents.some((e) => e.type === 'compaction')).toBe(false)
   })
 
   it('manual: a failed summary leaves the log unchanged', async () => {
@@ -53,12 +53,12 @@ describe('compaction', () => {
       { compaction: { keepRecentTokens: 1 } },
     )
     await harness.agent.send(long('P1')).result
-    const before = harness.session.events.length
+    const before = harness.session.residentEvents.length
     expect(await harness.agent.compact()).toEqual({
       status: 'error',
       error: { code: 'bad', message: 'summary failed' },
     })
-    expect(harness.session.events).toHaveLength(before)
+    expect(harness.session.residentEvents).toHaveLength(before)
   })
 
   it('auto: compacts inside the turn before a step once the prompt passes the threshold', async () => {
@@ -70,7 +70,7 @@ describe('compaction', () => {
     expect(harness.notation().replace(/( words)+ /g, '…')).toBe(
       'T+1 U(P1…) S+1 H A S-1 T-1(completed) T+2 U(P2) C S+1 A S-1 T-2(completed)',
     )
-    const compaction = harness.session.events.find((e) => e.type === 'compaction')!
+    const compaction = harness.session.residentEvents.find((e) => e.type === 'compaction')!
     expect(compaction.data).toMatchObject({ reason: 'auto', firstKeptSeq: 7 })
     expect(harness.requestTexts(2)).toEqual([expect.stringContaining('SUMMARY'), 'P2'])
   })
@@ -92,11 +92,11 @@ describe('compaction', () => {
       text: 'fits now',
     })
     expect(harness.notation(7)).toBe('T+2 U(P2) S+1 S-1 C S+2 A S-2 T-2(completed)')
-    expect(harness.session.events.find((e) => e.type === 'compaction')!.data).toMatchObject({
+    expect(harness.session.residentEvents.find((e) => e.type === 'compaction')!.data).toMatchObject({
       reason: 'overflow',
     })
-    expect(checkLog(harness.session.events)).toEqual([])
-    expect(project(harness.session.events)[0]!.content[0]).toMatchObject({
+    expect(checkLog(harness.session.residentEvents)).toEqual([])
+    expect(project(harness.session.residentEvents)[0]!.content[0]).toMatchObject({
       type: 'text',
       text: expect.stringContaining('SUMMARY'),
     })

@@ -36,7 +36,7 @@ describe('agent.configure', () => {
     expect(harness.notation()).toBe(
       'T+1 U(P) S+1 H A TC(call_1_1) TR(call_1_1) S-1 S+2 H A S-2 T-1(completed)',
     )
-    const [first, second] = headers(harness.session.events)
+    const [first, second] = headers(harness.session.residentEvents)
     expect(first).toMatchObject({ model: 'small', system: '', tools: [{ name: 'switch' }] })
     expect(second).toMatchObject({ model: 'bigger', system: 'be brief', tools: [{ name: 'echo' }] })
     expect(harness.provider.requests.map((request) => request.model)).toEqual(['small', 'bigger'])
@@ -56,14 +56,14 @@ describe('agent.configure', () => {
     expect(second.requests).toHaveLength(1)
     expect(second.requests[0]?.messages).toEqual(
       project(
-        session.events.slice(
+        session.residentEvents.slice(
           0,
-          session.events.findLastIndex((e) => e.type === 'step/start'),
+          session.residentEvents.findLastIndex((e) => e.type === 'step/start'),
         ),
       ),
     )
-    expect(headers(session.events).map((header) => header.model)).toEqual(['a', 'b'])
-    expect(checkLog(session.events)).toEqual([])
+    expect(headers(session.residentEvents).map((header) => header.model)).toEqual(['a', 'b'])
+    expect(checkLog(session.residentEvents)).toEqual([])
   })
 
   it('refuses duplicate tool names and keeps the previous settings', () => {

@@ -33,12 +33,12 @@ describe('model-supplied keys', () => {
       },
     )
     await harness.agent.send('P').result
-    const call = harness.session.events.find((event) => isEventOf(event, 'tool/call'))
+    const call = harness.session.residentEvents.find((event) => isEventOf(event, 'tool/call'))
     if (!isEventOf(call, 'tool/call')) throw new Error('no tool/call event')
     expect(JSON.stringify(call?.data)).toBe(
       `{"callId":"c1","name":"probe","args":${argumentsText}}`,
     )
-    const message = harness.session.events.find((event) => event.type === 'assistant/message')
+    const message = harness.session.residentEvents.find((event) => event.type === 'assistant/message')
     expect(JSON.stringify(message?.data)).toContain(argumentsText)
     expect(JSON.stringify(seen)).toBe(argumentsText)
     expect(Object.getPrototypeOf(call?.data.args)).toBe(Object.prototype)
@@ -59,7 +59,7 @@ describe('model-supplied keys', () => {
       })
       await agent.send('P').result
       await agent.dispose()
-      const live = JSON.stringify(session.events)
+      const live = JSON.stringify(session.residentEvents)
       await session.close()
       const reopened = await store.open(session.header.id)
       expect(JSON.stringify(reopened.events)).toBe(live)

@@ -46,7 +46,7 @@ describe('docs/spec.md §13 conformance scenarios', () => {
     harness.agent.subscribe((n) => n.type === 'status/change' && statuses.push(n.status))
     const delivery = harness.agent.inject({ ...context('X'), meta: { tag: 1 } })
     expect(harness.notation()).toBe('U(X)')
-    expect(harness.session.events[0]!.data).toMatchObject({
+    expect(harness.session.residentEvents[0]!.data).toMatchObject({
       source: { kind: 'plugin', name: 'test-plugin' },
       meta: { tag: 1 },
     })
@@ -159,7 +159,7 @@ describe('docs/spec.md §13 conformance scenarios', () => {
     })
     await harness.agent.send('P').result
     expect(harness.notation()).toBe('T+1 U(P) U(C) S+1 H A S-1 T-1(completed)')
-    expect(harness.session.events[2]!.data).toMatchObject({
+    expect(harness.session.residentEvents[2]!.data).toMatchObject({
       source: { kind: 'plugin', name: 'admission' },
     })
   })
@@ -177,7 +177,7 @@ describe('docs/spec.md §13 conformance scenarios', () => {
     await harness.agent.send('ORIGINAL').result
     expect(harness.notation()).toBe('T+1 U(new) S+1 H A S-1 T-1(completed)')
     expect(JSON.stringify(harness.provider.requests)).not.toContain('ORIGINAL')
-    expect(harness.session.events[1]!.data).toMatchObject({ source: { kind: 'user' } })
+    expect(harness.session.residentEvents[1]!.data).toMatchObject({ source: { kind: 'user' } })
   })
 
   it('11. block: no events at all; delivery blocked with the reason', async () => {
@@ -185,7 +185,7 @@ describe('docs/spec.md §13 conformance scenarios', () => {
       hooks: { 'prompt-submit': () => ({ action: 'block', reason: 'not today' }) },
     })
     expect(await harness.agent.send('P').result).toEqual({ status: 'blocked', reason: 'not today' })
-    expect(harness.session.events).toEqual([])
+    expect(harness.session.residentEvents).toEqual([])
     expect(harness.agent.status).toBe('idle')
   })
 
@@ -197,7 +197,7 @@ describe('docs/spec.md §13 conformance scenarios', () => {
     const prompt = harness.agent.send('P')
     expect(harness.agent.status).toBe('admitting')
     const injected = harness.agent.inject(context('X'))
-    expect(harness.session.events).toEqual([])
+    expect(harness.session.residentEvents).toEqual([])
     held.open('block')
     expect(await prompt.result).toEqual({ status: 'blocked', reason: 'no' })
     expect(await injected.result).toEqual({ status: 'logged', seq: 0 })
@@ -222,7 +222,7 @@ describe('docs/spec.md §13 conformance scenarios', () => {
     held.open()
     expect(await blocked.result).toMatchObject({ status: 'blocked' })
     await harness.agent.idle()
-    expect(harness.session.events).toEqual([])
+    expect(harness.session.residentEvents).toEqual([])
     expect(harness.agent.pending().staged.map((item) => item.kind)).toEqual(['steering', 'context'])
     await harness.agent.send('W').result
     expect(harness.notation()).toBe('T+1 U(W) G(S) U(X) S+1 H A S-1 T-1(completed)')
@@ -242,7 +242,7 @@ describe('docs/spec.md §13 conformance scenarios', () => {
       status: 'blocked',
       reason: 'inner says no',
     })
-    expect(harness.session.events).toEqual([])
+    expect(harness.session.residentEvents).toEqual([])
   })
 
   it('15. same boundary, same request: inputs during admission join request 1 in acceptance order', async () => {
@@ -328,7 +328,7 @@ describe('docs/spec.md §13 conformance scenarios', () => {
       hooks: { 'turn-stopping': () => void harness.agent.steer('more') },
     })
     expect(await harness.agent.send('P').result).toMatchObject({ status: 'stop-limit', turn: 1 })
-    const events = harness.session.events
+    const events = harness.session.residentEvents
     expect(events.filter((e) => e.type === 'step/start')).toHaveLength(9)
     expect(events.at(-1)).toMatchObject({
       type: 'turn/end',
@@ -350,7 +350,7 @@ describe('docs/spec.md §13 conformance scenarios', () => {
       text: 'partial answer',
     })
     expect(harness.notation()).toBe('T+1 U(P) S+1 H A{interrupted} S-1 T-1(canceled)')
-    expect(harness.session.events[4]!.data).toMatchObject({
+    expect(harness.session.residentEvents[4]!.data).toMatchObject({
       content: [{ type: 'text', text: 'partial answer' }],
       interrupted: true,
       stopReason: 'canceled',
@@ -383,7 +383,7 @@ describe('docs/spec.md §13 conformance scenarios', () => {
     held.open()
     expect(await prompt.result).toMatchObject({ status: 'canceled' })
     expect(harness.notation()).toBe('T+1 U(P) S+1 H A TR(c1) TR(c2) S-1 T-1(canceled)')
-    for (const event of harness.session.events.filter((e) => e.type === 'tool/result')) {
+    for (const event of harness.session.residentEvents.filter((e) => e.type === 'tool/result')) {
       expect(event.data).toMatchObject({ isError: true, error: { code: 'canceled' } })
     }
   })
@@ -457,7 +457,7 @@ describe('docs/spec.md §13 conformance scenarios', () => {
       text: 'cut',
     })
     expect(harness.notation()).toBe('T+1 U(P) S+1 H A S-1 T-1(max-tokens)')
-    expect(harness.session.events[4]!.data).toMatchObject({
+    expect(harness.session.residentEvents[4]!.data).toMatchObject({
       content: [{ type: 'text', text: 'cut' }],
       stopReason: 'max-tokens',
     })
@@ -486,6 +486,6 @@ describe('docs/spec.md §13 conformance scenarios', () => {
     expect(harness.notation()).toBe(
       'T+1 U(P) S+1 H A S-1 U(X) G(S) S+2 A S-2 T-1(completed) T+2 U(Q) S+1 A S-1 T-2(completed)',
     )
-    expect(seen).toEqual(harness.session.events.map((e) => e.seq))
+    expect(seen).toEqual(harness.session.residentEvents.map((e) => e.seq))
   })
 })

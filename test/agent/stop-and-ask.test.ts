@@ -64,9 +64,9 @@ describe('tool-pre ask with replaced arguments', () => {
     expect(asked.map((request) => [request.call.args, request.reason])).toEqual([
       [{ text: 'replaced' }, 'check it'],
     ])
-    const toolCall = harness.session.events.find((event) => event.type === 'tool/call')
+    const toolCall = harness.session.residentEvents.find((event) => event.type === 'tool/call')
     expect((toolCall!.data as EventMap['tool/call']).args).toEqual({ text: 'replaced' })
-    const result = harness.session.events.find((event) => event.type === 'tool/result')
+    const result = harness.session.residentEvents.find((event) => event.type === 'tool/result')
     expect((result!.data as EventMap['tool/result']).content).toEqual([
       { type: 'text', text: 'echo: replaced' },
     ])
@@ -84,7 +84,7 @@ describe('tool-pre ask with replaced arguments', () => {
     })
     await harness.agent.send('P').result
     expect(asked).toBe(0)
-    const result = harness.session.events.find((event) => event.type === 'tool/result')
+    const result = harness.session.residentEvents.find((event) => event.type === 'tool/result')
     expect((result!.data as EventMap['tool/result']).error?.code).toBe('invalid-arguments')
   })
 })

@@ -78,7 +78,7 @@ describe('tool execution', () => {
       },
     )
     await harness.agent.send('P').result
-    const order = harness.session.events
+    const order = harness.session.residentEvents
       .filter((e) => e.type === 'tool/call' || e.type === 'tool/result')
       .map(
         (e) => `${e.type === 'tool/call' ? 'TC' : 'TR'}(${(e.data as { callId: string }).callId})`,
@@ -87,7 +87,7 @@ describe('tool execution', () => {
     expect(order.indexOf('TC(x)')).toBeGreaterThan(order.indexOf('TC(p1)'))
     expect(order.indexOf('TC(p2)')).toBeGreaterThan(order.indexOf('TC(x)'))
     expect(overlaps).toEqual([1, 1, 1, 2])
-    expect(results(harness.session.events).map((r) => r.callId)).toEqual(['p1', 'x', 'p2', 'p3'])
+    expect(results(harness.session.residentEvents).map((r) => r.callId)).toEqual(['p1', 'x', 'p2', 'p3'])
   })
 
   it('gives invalid arguments an error result naming the field, and the model can retry', async () => {
@@ -107,7 +107,7 @@ describe('tool execution', () => {
       { tools: [read] },
     )
     await harness.agent.send('P').result
-    const [bad, good] = results(harness.session.events)
+    const [bad, good] = results(harness.session.residentEvents)
     expect(bad).toMatchObject({ callId: 'c1', isError: true, error: { code: 'invalid-arguments' } })
     expect(bad!.content[0]!.text).toContain('path')
     expect(bad!.content[0]!.text).toContain('expected string')
@@ -139,7 +139,7 @@ describe('tool execution', () => {
       { tools: [thrower, weird] },
     )
     await harness.agent.send('P').result
-    const [unknown, thrown, invalid] = results(harness.session.events)
+    const [unknown, thrown, invalid] = results(harness.session.residentEvents)
     expect(unknown).toMatchObject({ isError: true, error: { code: 'unknown-tool' } })
     expect(unknown!.content[0]!.text).toContain('thrower, weird')
     expect(thrown).toMatchObject({
@@ -161,7 +161,7 @@ describe('tool execution', () => {
     })
     await harness.agent.send('P').result
     expect(ran).toBe(false)
-    expect(results(harness.session.events)[0]).toMatchObject({
+    expect(results(harness.session.residentEvents)[0]).toMatchObject({
       isError: true,
       error: { code: 'denied' },
       content: [{ text: 'The tool call was denied: not in this repo' }],
@@ -178,10 +178,10 @@ describe('tool execution', () => {
       },
     )
     await harness.agent.send('P').result
-    expect(harness.session.events.find((e) => e.type === 'tool/call')!.data).toMatchObject({
+    expect(harness.session.residentEvents.find((e) => e.type === 'tool/call')!.data).toMatchObject({
       args: { text: 'hook' },
     })
-    expect(results(harness.session.events)[0]).toMatchObject({ content: [{ text: 'echo: hook' }] })
+    expect(results(harness.session.residentEvents)[0]).toMatchObject({ content: [{ text: 'echo: hook' }] })
   })
 
   it.each([
@@ -199,11 +199,11 @@ describe('tool execution', () => {
     })
     await harness.agent.send('P').result
     expect(asked).toEqual(['echo:writes files'])
-    expect(results(harness.session.events)[0]).toMatchObject({
+    expect(results(harness.session.residentEvents)[0]).toMatchObject({
       isError,
       ...(isError ? { error: { code: 'not-approved' } } : {}),
     })
-    expect(harness.session.events.some((e) => e.type === 'tool/call')).toBe(!isError)
+    expect(harness.session.residentEvents.some((e) => e.type === 'tool/call')).toBe(!isError)
   })
 
   it.each([
@@ -218,7 +218,7 @@ describe('tool execution', () => {
       approve: () => answer,
     })
     await harness.agent.send('P').result
-    const [result] = results(harness.session.events)
+    const [result] = results(harness.session.residentEvents)
     expect(result!.isError).toBe(!approved)
     if (typeof answer === 'object' && 'reason' in answer)
       expect(result!.content[0]!.text).toBe(answer.reason)
@@ -230,7 +230,7 @@ describe('tool execution', () => {
       hooks: { 'tool-pre': () => ({ action: 'ask' }) },
     })
     await harness.agent.send('P').result
-    const [result] = results(harness.session.events)
+    const [result] = results(harness.session.residentEvents)
     expect(result).toMatchObject({ isError: true, error: { code: 'not-approved' } })
     expect(result!.content[0]!.text).toContain('approval policy')
   })
@@ -245,7 +245,7 @@ describe('tool execution', () => {
       },
     })
     expect(await harness.agent.send('P').result).toMatchObject({ status: 'completed' })
-    expect(results(harness.session.events)[0]).toMatchObject({
+    expect(results(harness.session.residentEvents)[0]).toMatchObject({
       isError: false,
       content: [{ text: 'echo: c1' }],
     })
@@ -268,11 +268,11 @@ describe('tool execution', () => {
       },
     })
     await harness.agent.send('P').result
-    expect(results(harness.session.events)[0]).toMatchObject({
+    expect(results(harness.session.residentEvents)[0]).toMatchObject({
       isError: true,
       error: { code: 'hook-failed' },
     })
-    expect(harness.session.events.some((e) => e.type === 'tool/call')).toBe(false)
+    expect(harness.session.residentEvents.some((e) => e.type === 'tool/call')).toBe(false)
   })
 
   it('lets tool-post rewrite a result', async () => {
@@ -287,7 +287,7 @@ describe('tool execution', () => {
       },
     })
     await harness.agent.send('P').result
-    expect(results(harness.session.events)[0]).toMatchObject({
+    expect(results(harness.session.residentEvents)[0]).toMatchObject({
       isError: true,
       content: [{ text: 'redacted' }],
     })
@@ -301,7 +301,7 @@ describe('tool execution', () => {
       toolOutput: { limit: 1000 },
     })
     await harness.agent.send('P').result
-    const [result] = results(harness.session.events)
+    const [result] = results(harness.session.residentEvents)
     expect(result!.content[0]!.text).toBe('x'.repeat(1000))
     const note = result!.content[1]!.text
     expect(note).toContain('first 1000 of 3000 characters')
@@ -353,7 +353,7 @@ describe('tool execution', () => {
     expect(await prompt.result).toMatchObject({ status: 'canceled' })
     expect(sawAbort).toBe(true)
     // c1 and c2 ran in one parallel group: both started, both logged.
-    expect(results(harness.session.events).map((r) => [r.callId, r.content[0]!.text])).toEqual([
+    expect(results(harness.session.residentEvents).map((r) => [r.callId, r.content[0]!.text])).toEqual([
       ['c1', 'stopped early'],
       ['c2', 'echo: c2'],
     ])
@@ -379,7 +379,7 @@ describe('tool execution', () => {
     })
     await harness.agent.send('P').result
     expect(harness.notation()).toBe('T+1 U(P) S+1 H A TC(c1) TR(c1) TR(c2) S-1 T-1(canceled)')
-    expect(results(harness.session.events)[1]).toMatchObject({
+    expect(results(harness.session.residentEvents)[1]).toMatchObject({
       callId: 'c2',
       error: { code: 'canceled' },
     })
@@ -406,7 +406,7 @@ describe('tool execution', () => {
     harness.agent.cancel()
     await prompt.result
     expect(harness.notation()).toBe('T+1 U(P) S+1 H A TC(c1) TR(c1) TR(c2) S-1 T-1(canceled)')
-    expect(results(harness.session.events)[1]).toMatchObject({
+    expect(results(harness.session.residentEvents)[1]).toMatchObject({
       callId: 'c2',
       error: { code: 'canceled' },
     })

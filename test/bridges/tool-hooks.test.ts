@@ -40,10 +40,10 @@ fi`,
     })
     const h = bridged(box, [{ toolCalls: [bash('rm -rf build')] }, { text: 'ok' }])
     await h.agent.send('clean up').result
-    const [result] = results(h.session.events)
+    const [result] = results(h.session.residentEvents)
     expect(result).toMatchObject({ isError: true, error: { code: 'denied' } })
     expect(result!.error!.message).toContain('rm -rf is not allowed in this repository')
-    expect(calls(h.session.events)).toEqual([])
+    expect(calls(h.session.residentEvents)).toEqual([])
     expect(h.requestTexts(1).at(-1)).toContain('rm -rf is not allowed in this repository')
 
     const [payload] = box.payloads('guard')
@@ -59,7 +59,7 @@ fi`,
     expect(existsSync(payload!.transcript_path as string)).toBe(true)
     expect(readFileSync(join(box.dir, 'project-dir'), 'utf8')).toBe(box.cwd)
     // The run is on record inside the turn, so `rudder sessions show` explains the denial.
-    expect(runRecords(h.session.events)).toEqual([
+    expect(runRecords(h.session.residentEvents)).toEqual([
       expect.objectContaining({
         event: 'PreToolUse',
         dialect: 'claude',
@@ -84,7 +84,7 @@ fi`,
     })
     const h = bridged(box, [{ toolCalls: [bash('rm -rf /tmp/x')] }, { text: 'ok' }])
     await h.agent.send('go').result
-    expect(results(h.session.events)[0]!.error!.message).toContain('no rm -rf, says codex')
+    expect(results(h.session.residentEvents)[0]!.error!.message).toContain('no rm -rf, says codex')
     expect(box.payloads('guard')[0]).toMatchObject({
       hook_event_name: 'PreToolUse',
       turn_id: '1',
@@ -94,7 +94,7 @@ fi`,
       tool_input: { command: 'rm -rf /tmp/x' },
       tool_use_id: 'c1',
     })
-    expect(runRecords(h.session.events)[0]).toMatchObject({
+    expect(runRecords(h.session.residentEvents)[0]).toMatchObject({
       dialect: 'codex',
       exitCode: 2,
       decision: 'deny',
@@ -109,7 +109,7 @@ fi`,
     })
     const h = bridged(box, [{ toolCalls: [bash('echo ran')] }, { text: 'ok' }])
     await h.agent.send('go').result
-    expect(results(h.session.events)[0]!.isError).toBe(false)
+    expect(results(h.session.residentEvents)[0]!.isError).toBe(false)
     expect(h.notices.map((notice) => notice.message).join('\n')).toContain(
       'did not write a blocking reason to stderr',
     )
@@ -130,8 +130,8 @@ fi`,
       dialect === 'claude' ? { command: 'echo original', timeout: 5 } : { command: 'echo original' }
     const h = bridged(box, [{ toolCalls: [{ id: 'c1', name: 'bash', args }] }, { text: 'ok' }])
     await h.agent.send('go').result
-    expect(calls(h.session.events)).toEqual([{ ...args, command: 'echo rewritten' }])
-    const text = results(h.session.events)[0]!
+    expect(calls(h.session.residentEvents)).toEqual([{ ...args, command: 'echo rewritten' }])
+    const text = results(h.session.residentEvents)[0]!
       .content.map((block) => (block.type === 'text' ? block.text : ''))
       .join('')
     expect(text).toContain('rewritten')
@@ -158,7 +158,7 @@ fi`,
       tool_name: 'Edit',
       tool_input: { file_path: join(box.cwd, 'a.txt'), old_string: 'x', new_string: 'y' },
     })
-    expect(calls(h.session.events)).toEqual([{ path: 'a.txt', oldText: 'x', newText: 'z' }])
+    expect(calls(h.session.residentEvents)).toEqual([{ path: 'a.txt', oldText: 'x', newText: 'z' }])
     expect(readFileSync(join(box.cwd, 'a.txt'), 'utf8')).toBe('hello z\n')
   })
 
@@ -189,10 +189,10 @@ fi`,
       },
     })
     await h.agent.send('go').result
-    expect(results(h.session.events)[0]!.error).toMatchObject({ code: 'denied' })
-    expect(results(h.session.events)[0]!.error!.message).toContain('never')
+    expect(results(h.session.residentEvents)[0]!.error).toMatchObject({ code: 'denied' })
+    expect(results(h.session.residentEvents)[0]!.error!.message).toContain('never')
     expect(asked).toBe(0)
-    expect(runRecords(h.session.events).map((run) => run.decision)).toEqual([
+    expect(runRecords(h.session.residentEvents).map((run) => run.decision)).toEqual([
       'allow',
       'ask',
       'deny',
@@ -228,10 +228,10 @@ fi`,
     })
     await h.agent.send('go').result
     expect(reasons).toEqual(['sure?'])
-    expect(results(h.session.events)[0]!.error).toMatchObject({ code: 'not-approved' })
+    expect(results(h.session.residentEvents)[0]!.error).toMatchObject({ code: 'not-approved' })
     // PreToolUse additionalContext lands after the batch, with its source.
     expect(h.notation()).toContain('TR(c1) S-1 U(pre note) S+2')
-    const note = h.session.events.find(
+    const note = h.session.residentEvents.find(
       (event) =>
         event.type === 'user/message' &&
         (event.data as EventMap['user/message']).source.kind === 'hook',
@@ -267,8 +267,8 @@ fi`,
     })
     const h = bridged(box, [{ toolCalls: [bash('echo went-on')] }, { text: 'ok' }])
     await h.agent.send('go').result
-    expect(results(h.session.events)[0]!.isError).toBe(false)
-    expect(runRecords(h.session.events)[0]).toMatchObject({
+    expect(results(h.session.residentEvents)[0]!.isError).toBe(false)
+    expect(runRecords(h.session.residentEvents)[0]).toMatchObject({
       outcome: 'timed-out',
       decision: 'error',
     })
@@ -292,7 +292,7 @@ fi`,
     expect(await delivery.result).toMatchObject({ status: 'canceled' })
     const pids = readFileSync(pidFile, 'utf8').trim().split(' ').map(Number)
     await until(() => pids.every(isGone))
-    expect(calls(h.session.events)).toEqual([])
+    expect(calls(h.session.residentEvents)).toEqual([])
   })
 })
 
@@ -314,7 +314,7 @@ describe('PostToolUse', () => {
     expect(h.notation()).toContain(
       'TC(c1) hook/run TR(c1) TC(c2) hook/run TR(c2) S-1 U(<system-reminder>generated file</system-reminder>) U(lint failed) U(<system-reminder>generated file</system-reminder>) U(lint failed) S+2',
     )
-    const context = h.session.events.find(
+    const context = h.session.residentEvents.find(
       (event) =>
         event.type === 'user/message' &&
         (event.data as EventMap['user/message']).source.kind === 'hook',
@@ -324,7 +324,7 @@ describe('PostToolUse', () => {
       hook: 'tool-post',
       name: post,
     })
-    expect(results(h.session.events)[0]!.content[0]).toMatchObject({
+    expect(results(h.session.residentEvents)[0]!.content[0]).toMatchObject({
       text: expect.stringContaining('out'),
     })
     expect(box.payloads('post')[0]).toMatchObject({
@@ -368,7 +368,7 @@ describe('PostToolUse', () => {
     })
     const h = bridged(box, [{ toolCalls: [bash('echo secret')] }, { text: 'ok' }])
     await h.agent.send('go').result
-    expect(results(h.session.events)[0]!.content).toEqual([
+    expect(results(h.session.residentEvents)[0]!.content).toEqual([
       { type: 'text', text: 'output needs review' },
     ])
   })
@@ -413,7 +413,7 @@ describe('around approval', () => {
     })
     await h.agent.send('go').result
     expect(asked).toBe(0)
-    expect(results(h.session.events)[0]!.isError).toBe(false)
+    expect(results(h.session.residentEvents)[0]!.isError).toBe(false)
     await until(() => box.payloads('notify').length === 1)
     expect(box.payloads('notify')[0]).toMatchObject({
       hook_event_name: 'Notification',
@@ -451,7 +451,7 @@ describe('more tool outcomes', () => {
     })
     await h.agent.send('go').result
     expect(asked).toBe(0)
-    expect(results(h.session.events)[0]!.error).toMatchObject({
+    expect(results(h.session.residentEvents)[0]!.error).toMatchObject({
       code: 'not-approved',
       message: 'Blocked by repository policy.',
     })
@@ -479,7 +479,7 @@ describe('more tool outcomes', () => {
     })
     const h = bridged(box, [{ toolCalls: [bash('echo secret')] }, { text: 'ok' }])
     await h.agent.send('go').result
-    expect(results(h.session.events)[0]!.content).toEqual([{ type: 'text', text: '[redacted]' }])
+    expect(results(h.session.residentEvents)[0]!.content).toEqual([{ type: 'text', text: '[redacted]' }])
   })
 })
 
@@ -508,6 +508,6 @@ describe('exec form', () => {
     })
     const h = bridged(box, [{ toolCalls: [bash('echo x')] }, { text: 'ok' }])
     await h.agent.send('go').result
-    expect(results(h.session.events)[0]!.error!.message).toContain('$HOME is not expanded')
+    expect(results(h.session.residentEvents)[0]!.error!.message).toContain('$HOME is not expanded')
   })
 })

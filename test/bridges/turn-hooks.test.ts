@@ -27,7 +27,7 @@ describe('UserPromptSubmit', () => {
         status: 'blocked',
         reason: '\u001b[31mlooks like an API key\u001b[0m',
       })
-      expect(h.session.events).toEqual([])
+      expect(h.session.residentEvents).toEqual([])
       expect(h.provider.requests).toHaveLength(0)
       expect(box.payloads('check')[0]).toMatchObject({
         hook_event_name: 'UserPromptSubmit',
@@ -57,7 +57,7 @@ describe('UserPromptSubmit', () => {
       expect(h.notation()).toBe(
         'T+1 U(P) U(<system-reminder>branch: main</system-reminder>) U(plain context\nline two) hook/run hook/run S+1 H A S-1 T-1(completed)',
       )
-      const contexts = h.session.events
+      const contexts = h.session.residentEvents
         .filter((event) => event.type === 'user/message')
         .slice(1)
         .map((event) => (event.data as EventMap['user/message']).source)
@@ -107,7 +107,7 @@ describe('UserPromptSubmit', () => {
       status: 'blocked',
       reason: 'maintenance window',
     })
-    expect([...h.session.events, ...second.session.events]).toEqual([])
+    expect([...h.session.residentEvents, ...second.session.residentEvents]).toEqual([])
   })
 })
 
@@ -135,7 +135,7 @@ describe('SessionStart', () => {
       expect(h.notation()).toBe(
         'U(Current branch: feature/x) U(Open issue: #42) T+1 U(P) hook/run hook/run S+1 H A S-1 T-1(completed)',
       )
-      expect((h.session.events[0]!.data as EventMap['user/message']).source).toEqual({
+      expect((h.session.residentEvents[0]!.data as EventMap['user/message']).source).toEqual({
         kind: 'hook',
         hook: 'session-start',
         name: start,
@@ -172,7 +172,7 @@ describe('Stop', () => {
         'first',
         'tests pass',
       ])
-      const steering = h.session.events.find((event) => event.type === 'steering/message')
+      const steering = h.session.residentEvents.find((event) => event.type === 'steering/message')
       expect((steering!.data as EventMap['steering/message']).source).toEqual({
         kind: 'hook',
         hook: 'turn-stopping',
@@ -199,8 +199,8 @@ describe('Stop', () => {
       )
       expect(await h.agent.send('P').result).toMatchObject({ status: 'stop-limit' })
       // Three stop attempts: two continuations, then the cap (the third steering is logged, unanswered).
-      expect(h.session.events.filter((event) => event.type === 'step/start')).toHaveLength(3)
-      expect(runRecords(h.session.events).map((run) => run.decision)).toEqual([
+      expect(h.session.residentEvents.filter((event) => event.type === 'step/start')).toHaveLength(3)
+      expect(runRecords(h.session.residentEvents).map((run) => run.decision)).toEqual([
         'block',
         'block',
         'block',
@@ -251,7 +251,7 @@ describe('Stop', () => {
     })
     const h = bridged(box, [{ text: 'done' }])
     expect(await h.agent.send('P').result).toMatchObject({ status: 'completed' })
-    expect(runRecords(h.session.events)[0]).toMatchObject({ decision: 'error' })
+    expect(runRecords(h.session.residentEvents)[0]).toMatchObject({ decision: 'error' })
     expect(h.notices.some((notice) => notice.message.includes('plain text is invalid'))).toBe(true)
   })
 })
@@ -355,7 +355,7 @@ describe('more stop paths (Claude Code)', () => {
     ])
     expect(await h.agent.send('P').result).toMatchObject({ status: 'completed' })
     expect(h.notation()).toBe('T+1 U(P) S+1 H A hook/run TR(c1) S-1 T-1(completed)')
-    const result = h.session.events.find((event) => event.type === 'tool/result')
+    const result = h.session.residentEvents.find((event) => event.type === 'tool/result')
     expect((result!.data as EventMap['tool/result']).error?.message).toContain('freeze in effect')
     expect(h.notices.map((notice) => notice.message)).toContain('freeze in effect')
   })

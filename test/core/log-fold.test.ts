@@ -55,11 +55,11 @@ describe('foldEvent', () => {
       fc.property(cutLog, (log) => {
         const session = createSession()
         for (const event of log) session.append(event.type as never, event.data as never)
-        const plan = crashRepairOf(session.events)
+        const plan = crashRepairOf(session.residentEvents)
         expect(plan === undefined).toBe(foldLog(log).openTurn === undefined)
         if (plan) applyCrashRepair(session, plan)
-        expect(checkLog(session.events)).toEqual([])
-        expect(foldLog(session.events).openTurn).toBeUndefined()
+        expect(checkLog(session.residentEvents)).toEqual([])
+        expect(foldLog(session.residentEvents).openTurn).toBeUndefined()
       }),
       { numRuns: 300 },
     )

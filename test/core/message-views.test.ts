@@ -160,7 +160,7 @@ describe('transcriptCharacters()', () => {
             estimateTokens(session.messages(), system),
           )
         }
-        expect(session.messages()).toEqual(project(session.events))
+        expect(session.messages()).toEqual(project(session.residentEvents))
       }),
       { numRuns: 200 },
     )

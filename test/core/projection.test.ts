@@ -145,7 +145,7 @@ describe('projection properties', () => {
       fc.property(validLog(), (events) => {
         const { session, snapshots } = replay(events)
         snapshots.forEach((snapshot, index) => {
-          expect(snapshot).toEqual(project(session.events.slice(0, index + 1)))
+          expect(snapshot).toEqual(project(session.residentEvents.slice(0, index + 1)))
         })
       }),
       { numRuns: 200 },

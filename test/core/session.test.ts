@@ -13,7 +13,7 @@ describe('createSession', () => {
     expect([first.seq, second.seq]).toEqual([0, 1])
     expect([first.time, second.time]).toEqual([101, 102])
     expect(session.header).toEqual({ id: 's1', formatVersion: 1, createdAt: 100, cwd: '/w' })
-    expect(session.events).toEqual([first, second])
+    expect(session.residentEvents).toEqual([first, second])
   })
 
   it('deep-copies and deep-freezes appended data', () => {
@@ -54,7 +54,7 @@ describe('createSession', () => {
       expect(attempt).toThrowError(RudderError)
       expect(attempt).toThrowError(/cannot append "user\/message"/)
       expect(attempt).toThrowError(fragment)
-      expect(session.events).toEqual([])
+      expect(session.residentEvents).toEqual([])
     },
   )
 
@@ -91,7 +91,7 @@ describe('createSession', () => {
     expect(() =>
       session.append('user/message', { ...userData('x'), meta: { deep } } as never),
     ).toThrowError(/data\.meta\.deep(\.next){300}\.back refers back to itself/)
-    expect(session.events).toEqual([])
+    expect(session.residentEvents).toEqual([])
   })
 
   it('refuses an unknown event type unless it is ignorable', () => {
@@ -115,9 +115,9 @@ describe('createSession', () => {
     expect(caught).toBeInstanceOf(RudderError)
     expect((caught as RudderError).code).toBe('INVARIANT_VIOLATION')
     expect((caught as RudderError).message).toContain('seq 1 (steering/message)')
-    expect(session.events).toHaveLength(1)
+    expect(session.residentEvents).toHaveLength(1)
     session.append('turn/end', { turn: 1, reason: { kind: 'completed' } })
-    expect(session.events.map((e) => e.type)).toEqual(['turn/start', 'turn/end'])
+    expect(session.residentEvents.map((e) => e.type)).toEqual(['turn/start', 'turn/end'])
   })
 
   it('refuses appends after close', async () => {
@@ -138,7 +138,7 @@ describe('subscribe: order and re-entrancy (docs/spec.md §5.6)', () => {
       // An append made during a notification takes the next seq at once.
       if (event.seq < 3) {
         const appended = session.append('user/message', userData(`from-a-${event.seq}`))
-        expect(appended.seq).toBe(session.events.length - 1)
+        expect(appended.seq).toBe(session.residentEvents.length - 1)
       }
     })
     session.subscribe((event) => {
@@ -147,7 +147,7 @@ describe('subscribe: order and re-entrancy (docs/spec.md §5.6)', () => {
     })
     session.append('user/message', userData('start'))
     // a appends on 0, 1 and 2; b appends on 1: five events, in the order they were appended.
-    expect(session.events.map((e) => (e.data as { id: string }).id)).toEqual([
+    expect(session.residentEvents.map((e) => (e.data as { id: string }).id)).toEqual([
       'start',
       'from-a-0',
       'from-a-1',
@@ -198,7 +198,7 @@ describe('subscribe: order and re-entrancy (docs/spec.md §5.6)', () => {
     session.subscribe((event) => seen.push(event.seq))
     const event: SessionEvent = session.append('user/message', userData('x'))
     expect(event.seq).toBe(0)
-    expect(session.events).toHaveLength(1)
+    expect(session.residentEvents).toHaveLength(1)
     expect(seen).toEqual([0])
     expect(errors).toEqual([['listener broke', 0]])
   })

@@ -60,7 +60,7 @@ describe('MCP servers in a session', () => {
     const runtime = await host.openSession()
     const result = await runtime.agent.send('echo something').result
     expect(result).toMatchObject({ status: 'completed', text: 'done' })
-    const events = runtime.session.events
+    const events = runtime.session.residentEvents
     expect(results(events)).toMatchObject([
       {
         name: 'mcp__everything__echo',
@@ -89,7 +89,7 @@ describe('MCP servers in a session', () => {
     const runtime = await host.openSession()
     await runtime.agent.send('hi').result
     expect(runtime.mcp.summaries()).toEqual([])
-    expect(headers(runtime.session.events)[0]).not.toContain('mcp__everything__echo')
+    expect(headers(runtime.session.residentEvents)[0]).not.toContain('mcp__everything__echo')
     const notices = host.notices.all.filter((notice) => notice.message.includes('.mcp.json'))
     expect(notices).toHaveLength(1)
     expect(notices[0]?.message).toContain(`rudder trust ${cwd}`)
@@ -117,15 +117,15 @@ describe('MCP servers in a session', () => {
       if (step === 2) await changed
     })
     expect(await runtime.agent.send('grow').result).toMatchObject({ status: 'completed' })
-    const toolSets = headers(runtime.session.events)
+    const toolSets = headers(runtime.session.residentEvents)
     expect(toolSets).toHaveLength(2)
     expect(toolSets[0]).not.toContain('mcp__changing__extra-1')
     expect(toolSets[1]).toContain('mcp__changing__extra-1')
-    expect(results(runtime.session.events).map((result) => result.content)).toEqual([
+    expect(results(runtime.session.residentEvents).map((result) => result.content)).toEqual([
       [{ type: 'text', text: 'added extra-1' }],
       [{ type: 'text', text: 'extra-1 ran' }],
     ])
-    expect(checkLog(runtime.session.events)).toEqual([])
+    expect(checkLog(runtime.session.residentEvents)).toEqual([])
   })
 
   it('asks for MCP tools by default, allows read-only ones, and obeys policy patterns', async () => {
@@ -146,7 +146,7 @@ describe('MCP servers in a session', () => {
     })
     const runtime = await host.openSession()
     await runtime.agent.send('try them').result
-    expect(results(runtime.session.events).map((result) => result.error?.code ?? 'ok')).toEqual([
+    expect(results(runtime.session.residentEvents).map((result) => result.error?.code ?? 'ok')).toEqual([
       'ok',
       'not-approved',
       'denied',

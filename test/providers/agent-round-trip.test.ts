@@ -71,7 +71,7 @@ function start(provider: Provider, agentTools = tools) {
 
 /** The projection at each `step/start`, in order: what each request must have carried. */
 function projectionsAtSteps(session: Session): Message[][] {
-  const events: readonly SessionEvent[] = session.events
+  const events: readonly SessionEvent[] = session.residentEvents
   return events.flatMap((event, index) =>
     event.type === 'step/start' ? [[...project(events.slice(0, index + 1))]] : [],
   )
@@ -91,11 +91,11 @@ describe('openaiCompatible under the agent', () => {
     const { session, agent } = start(openai())
     const result = await agent.send('Can we leave Brest on day 3?').result
     expect(result).toMatchObject({ status: 'completed', text: 'The tide turns at noon.' })
-    expect(checkLog(session.events)).toEqual([])
-    expect(notation(session.events)).toMatch(
+    expect(checkLog(session.residentEvents)).toEqual([])
+    expect(notation(session.residentEvents)).toMatch(
       /^T\+1 U\(Can we leave Brest on day 3\?\) S\+1 H A (TC\(\w+\) |TR\(\w+\) ){4}S-1 S\+2 A S-2 T-1\(completed\)$/,
     )
-    const results = session.events.filter((event) => event.type === 'tool/result')
+    const results = session.residentEvents.filter((event) => event.type === 'tool/result')
     expect(results.map((event) => event.data)).toMatchObject([
       { callId: 'call_harbor', content: [{ type: 'text', text: 'High water at Brest: 12:04' }] },
       { callId: 'call_wind', content: [{ type: 'text', text: 'SW 4 for 12 hours' }] },
@@ -150,7 +150,7 @@ describe('openaiCompatible under the agent', () => {
       }),
     ])
     expect(server.requests).toHaveLength(2)
-    expect(checkLog(session.events)).toEqual([])
+    expect(checkLog(session.residentEvents)).toEqual([])
   })
 
   it('500, then success', async () => {
@@ -174,7 +174,7 @@ describe('anthropic under the agent', () => {
     const { session, agent } = start(claude())
     const result = await agent.send('Can we leave Brest on day 3?').result
     expect(result).toMatchObject({ status: 'completed', text: 'The tide turns at noon.' })
-    expect(checkLog(session.events)).toEqual([])
+    expect(checkLog(session.residentEvents)).toEqual([])
 
     const projections = projectionsAtSteps(session)
     expect(server.requests).toHaveLength(2)
@@ -239,7 +239,7 @@ describe('anthropic under the agent', () => {
     expect(notifications.filter((n) => n.type === 'request/retry')).toEqual([
       expect.objectContaining({ error: expect.objectContaining({ code: 'overloaded_error' }) }),
     ])
-    expect(session.events.filter((event) => event.type === 'assistant/message')).toHaveLength(1)
+    expect(session.residentEvents.filter((event) => event.type === 'assistant/message')).toHaveLength(1)
   })
 })
 
@@ -251,7 +251,7 @@ describe('replayProvider under the agent', () => {
     )
     const { session, agent } = start(openai())
     await agent.send('Can we leave Brest on day 3?').result
-    return session.events
+    return session.residentEvents
   }
 
   it('reproduces a recorded session without a server: same log shape, same answer', async () => {
@@ -259,8 +259,8 @@ describe('replayProvider under the agent', () => {
     const { session, agent } = start(replayProvider(recorded))
     const result = await agent.send('Can we leave Brest on day 3?').result
     expect(result).toMatchObject({ status: 'completed', text: 'The tide turns at noon.' })
-    expect(checkLog(session.events)).toEqual([])
-    expect(project(session.events)).toEqual(project(recorded))
+    expect(checkLog(session.residentEvents)).toEqual([])
+    expect(project(session.residentEvents)).toEqual(project(recorded))
   })
 
   it('ends the turn with a clear error where a tool behaves differently than recorded', async () => {
@@ -280,6 +280,6 @@ describe('replayProvider under the agent', () => {
     expect(result.status === 'error' && result.error?.message).toContain(
       'message 3 (the result of call call_harbor (tide_table)) differs',
     )
-    expect(checkLog(session.events)).toEqual([])
+    expect(checkLog(session.residentEvents)).toEqual([])
   })
 })

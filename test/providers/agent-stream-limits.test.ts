@@ -65,7 +65,7 @@ const openai = (limits: StreamLimitOptions = {}, baseURL = `${server.origin}/v1`
 
 /** Each wire request equals the projection of the log at the `step/start` it was sent for. */
 function expectRequestsAreProjections(session: Session, notifications: AgentNotification[]) {
-  const events: readonly SessionEvent[] = session.events
+  const events: readonly SessionEvent[] = session.residentEvents
   const starts = notifications.filter((n) => n.type === 'request/start')
   expect(server.requests).toHaveLength(starts.length)
   starts.forEach((startNotification, index) => {
@@ -112,8 +112,8 @@ describe('a stalled stream under the agent', () => {
       `the response from ${server.origin}/v1 (base URL from the baseURL option) stalled`,
     )
     expect(retries(notifications)).toEqual(['openai/gpt-4.1 attempt 2/2: idle-timeout'])
-    expect(notation(session.events)).toBe('T+1 U(Tide?) S+1 H S-1 T-1(error)')
-    expect(checkLog(session.events)).toEqual([])
+    expect(notation(session.residentEvents)).toBe('T+1 U(Tide?) S+1 H S-1 T-1(error)')
+    expect(checkLog(session.residentEvents)).toEqual([])
     expectRequestsAreProjections(session, notifications)
   })
 
@@ -129,8 +129,8 @@ describe('a stalled stream under the agent', () => {
     })
     expect(retries(notifications)).toEqual(['openai/gpt-4.1 attempt 2/5: idle-timeout'])
     // The stalled attempt's "Still talking" was void: one assistant message, the good one.
-    expect(notation(session.events)).toBe('T+1 U(Tide?) S+1 H A S-1 T-1(completed)')
-    expect(checkLog(session.events)).toEqual([])
+    expect(notation(session.residentEvents)).toBe('T+1 U(Tide?) S+1 H A S-1 T-1(completed)')
+    expect(checkLog(session.residentEvents)).toEqual([])
     expectRequestsAreProjections(session, notifications)
   })
 
@@ -148,7 +148,7 @@ describe('a stalled stream under the agent', () => {
       status: 'error',
       error: { code: 'idle-timeout' },
     })
-    expect(checkLog(session.events)).toEqual([])
+    expect(checkLog(session.residentEvents)).toEqual([])
   })
 })
 
@@ -173,7 +173,7 @@ describe('a refused connection under the agent', () => {
         message: `openai: cannot reach ${gone.origin}/v1 (base URL from the baseURL option): connection refused (ECONNREFUSED). Check that the server is running and the base URL is right; retrying may help.`,
       },
     })
-    expect(checkLog(session.events)).toEqual([])
+    expect(checkLog(session.residentEvents)).toEqual([])
   })
 })
 
@@ -189,13 +189,13 @@ describe('an endless stream under the agent', () => {
     )
     // Not retryable: a model that talks without end would most likely do it again.
     expect(retries(notifications)).toEqual([])
-    expect(notation(session.events)).toBe('T+1 U(Tide?) S+1 H A{interrupted} S-1 T-1(error)')
-    const message = session.events.find((e) => e.type === 'assistant/message')!
+    expect(notation(session.residentEvents)).toBe('T+1 U(Tide?) S+1 H A{interrupted} S-1 T-1(error)')
+    const message = session.residentEvents.find((e) => e.type === 'assistant/message')!
     expect(message.data).toMatchObject({ stopReason: 'error', interrupted: true })
     const text = (message.data as { content: { text: string }[] }).content[0]!.text
     expect(text.length).toBeLessThanOrEqual(20_000)
     expect(text.startsWith('and again and again')).toBe(true)
-    expect(checkLog(session.events)).toEqual([])
+    expect(checkLog(session.residentEvents)).toEqual([])
     await server.requests[0]?.clientGone
   })
 })
@@ -210,13 +210,13 @@ describe('real stream shapes under the agent', () => {
     const result = await agent.send('When is high water in Brest?').result
     expect(result).toMatchObject({ status: 'completed', text: 'High water is at 12:04.' })
     expect(retries(notifications)).toEqual([])
-    expect(notation(session.events)).toBe(
+    expect(notation(session.residentEvents)).toBe(
       'T+1 U(When is high water in Brest?) S+1 H A TC(toolu_vrtx_01Tide) TR(toolu_vrtx_01Tide) S-1 S+2 A S-2 T-1(completed)',
     )
-    expect(session.events.find((e) => e.type === 'tool/result')?.data).toMatchObject({
+    expect(session.residentEvents.find((e) => e.type === 'tool/result')?.data).toMatchObject({
       content: [{ type: 'text', text: 'High water at Brest: 12:04' }],
     })
-    expect(checkLog(session.events)).toEqual([])
+    expect(checkLog(session.residentEvents)).toEqual([])
     expectRequestsAreProjections(session, notifications)
   })
 
@@ -225,13 +225,13 @@ describe('real stream shapes under the agent', () => {
     const { session, agent } = start(openai(), 0)
     const result = await agent.send('Look around.').result
     expect(result).toMatchObject({ status: 'error', error: { code: '502' } })
-    const message = session.events.find((e) => e.type === 'assistant/message')
+    const message = session.residentEvents.find((e) => e.type === 'assistant/message')
     expect(message?.data).toMatchObject({
       content: [{ type: 'text', text: 'Let me look' }],
       stopReason: 'error',
       interrupted: true,
       usage: { inputTokens: 1840, outputTokens: 3 },
     })
-    expect(checkLog(session.events)).toEqual([])
+    expect(checkLog(session.residentEvents)).toEqual([])
   })
 })

@@ -76,7 +76,7 @@ describe('approval control', () => {
       { tool: 'bash', command: 'npm test' },
       { tool: 'bash', command: 'rm x' },
     ])
-    expect(results(harness.session.events)).toEqual([
+    expect(results(harness.session.residentEvents)).toEqual([
       'read:ok',
       'bash:ok',
       'bash:ok',
@@ -104,7 +104,7 @@ describe('approval control', () => {
     )
     await harness.agent.send('go').result
     expect(asked).toBe(1)
-    const texts = harness.session.events
+    const texts = harness.session.residentEvents
       .filter((event) => event.type === 'tool/result')
       .map((event) => (event.data as EventMap['tool/result']).error?.message)
     expect(texts[0]).toContain('use the staging database')
@@ -126,7 +126,7 @@ describe('approval control', () => {
       control,
     )
     await harness.agent.send('go').result
-    expect(results(harness.session.events)).toEqual(['edit:ok', 'bash:not-approved'])
+    expect(results(harness.session.residentEvents)).toEqual(['edit:ok', 'bash:not-approved'])
 
     control.setMode('yolo')
     const second = run(
@@ -137,7 +137,7 @@ describe('approval control', () => {
       control,
     )
     await second.agent.send('go').result
-    expect(results(second.session.events)).toEqual(['bash:ok', 'bash:denied'])
+    expect(results(second.session.residentEvents)).toEqual(['bash:ok', 'bash:denied'])
     expect(() => control.setMode('careless' as never)).toThrow(/unknown approval mode/)
   })
 
@@ -150,7 +150,7 @@ describe('approval control', () => {
     })
     const harness = run([{ name: 'bash', args: { command: 'ls' } }], control)
     await harness.agent.send('go').result
-    expect(firstError(harness.session.events)).toContain('the editor closed the dialog')
+    expect(firstError(harness.session.residentEvents)).toContain('the editor closed the dialog')
     expect(ran).toEqual([])
   })
 
@@ -161,7 +161,7 @@ describe('approval control', () => {
     })
     const harness = run([{ name: 'bash', args: { command: 'ls' } }], refusing)
     await harness.agent.send('go').result
-    expect(firstError(harness.session.events)).toMatch(
+    expect(firstError(harness.session.residentEvents)).toMatch(
       /nobody was there to approve it\. Pass --yes\.$/,
     )
     const approving = createApprovalControl({
@@ -170,7 +170,7 @@ describe('approval control', () => {
     })
     const second = run([{ name: 'bash', args: { command: 'ls' } }], approving)
     await second.agent.send('go').result
-    expect(results(second.session.events)).toEqual(['bash:ok'])
+    expect(results(second.session.residentEvents)).toEqual(['bash:ok'])
   })
 
   it('setAsker swaps who answers and returns the previous one', async () => {
@@ -232,8 +232,8 @@ describe('approval control', () => {
       },
     )
     await harness.agent.send('go').result
-    expect(results(harness.session.events)).toEqual(['bash:denied', 'bash:denied', 'read:ok'])
-    expect(firstError(harness.session.events)).toContain('no make here')
+    expect(results(harness.session.residentEvents)).toEqual(['bash:denied', 'bash:denied', 'read:ok'])
+    expect(firstError(harness.session.residentEvents)).toContain('no make here')
     expect(asked).toBe(0)
     expect(ran).toEqual(['read:b'])
   })

@@ -61,14 +61,14 @@ describe('openHost', () => {
     ])
     expect(first.status).toBe('completed')
     expect(second.status).toBe('completed')
-    const outcome = (events: typeof a.session.events) =>
+    const outcome = (events: typeof a.session.residentEvents) =>
       events.find((event) => event.type === 'tool/result')?.data as EventMap['tool/result']
     // The policy of each session is its own workspace's.
-    expect(outcome(a.session.events).error?.code).toBe('not-approved')
-    expect(outcome(b.session.events).isError).toBe(false)
+    expect(outcome(a.session.residentEvents).error?.code).toBe('not-approved')
+    expect(outcome(b.session.residentEvents).isError).toBe(false)
     expect(a.session.header.cwd).toBe(strict)
     expect(b.session.header.cwd).toBe(lenient)
-    for (const runtime of [a, b]) expect(checkLog(runtime.session.events)).toEqual([])
+    for (const runtime of [a, b]) expect(checkLog(runtime.session.residentEvents)).toEqual([])
   })
 
   it('resumes, continues and forks through the same store; close releases every lease', async () => {
@@ -116,7 +116,7 @@ describe('openHost', () => {
     await runtime.setModel('faster')
     expect(runtime.label).toBe('scripted/faster')
     await runtime.agent.send('second').result
-    const models = runtime.session.events
+    const models = runtime.session.residentEvents
       .filter((event) => event.type === 'request/header')
       .map((event) => (event.data as EventMap['request/header']).model)
     expect(models).toEqual(['demo', 'faster'])

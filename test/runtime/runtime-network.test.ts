@@ -44,7 +44,7 @@ async function run(options: RuntimeOptions) {
   const notifications: AgentNotification[] = []
   runtime.agent.subscribe((notification) => notifications.push(notification))
   const result = await runtime.agent.send('Tide?').result
-  expect(checkLog(runtime.session.events)).toEqual([])
+  expect(checkLog(runtime.session.residentEvents)).toEqual([])
   const attempts = notifications.flatMap((n) =>
     n.type === 'request/start' ? [`${n.attempt}/${n.maxAttempts}`] : [],
   )

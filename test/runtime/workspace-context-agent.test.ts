@@ -48,7 +48,7 @@ describe('workspace context with the real agent', () => {
     expect(harness.notation()).toMatch(
       /^U\(<system-reminder>[\s\S]*\) T\+1 U\(hello\) S\+1 H A S-1 T-1\(completed\)$/,
     )
-    expect(harness.session.events[0]!.data).toMatchObject({
+    expect(harness.session.residentEvents[0]!.data).toMatchObject({
       source: { kind: 'plugin', name: 'workspace-context' },
     })
   })

@@ -194,7 +194,7 @@ function fakeAgent(initialEvents: SessionEvent[] = []) {
       return () => list.splice(list.indexOf(listener), 1)
     },
     inject(context: UserMessageData): Delivery {
-      const event = session.append('user/message', { id: `m${session.events.length}`, ...context })
+      const event = session.append('user/message', { id: `m${session.residentEvents.length}`, ...context })
       return { id: event.data.id, result: Promise.resolve({ status: 'logged', seq: event.seq }) }
     },
     session,
@@ -240,7 +240,7 @@ function fakeAgent(initialEvents: SessionEvent[] = []) {
       for (const context of result.additionalContexts) agent.inject(context)
     },
     injected(): SessionEvent[] {
-      return session.events.filter(
+      return session.residentEvents.filter(
         (event) =>
           (event.data as { source?: { name?: string } }).source?.name === 'workspace-context',
       )
@@ -265,7 +265,7 @@ describe('installWorkspaceContext', () => {
     installWorkspaceContext(fake.agent, { cwd: root, home: join(root, 'h'), env: {} })
     await fake.start()
     const result = await fake.submit()
-    expect(fake.session.events).toEqual([])
+    expect(fake.session.residentEvents).toEqual([])
     expect(result.action === 'admit' && result.additionalContexts.length).toBe(1)
   })
 
@@ -323,12 +323,12 @@ describe('installWorkspaceContext', () => {
     const first = fakeAgent()
     installWorkspaceContext(first.agent, { cwd, home, env })
     await first.start()
-    const resumed = fakeAgent([...first.session.events])
+    const resumed = fakeAgent([...first.session.residentEvents])
     installWorkspaceContext(resumed.agent, { cwd, home, env })
     await resumed.start('resume')
     expect(resumed.injected()).toHaveLength(1)
     await writeFile(join(repo, 'AGENTS.md'), 'repo rules v2\n')
-    const again = fakeAgent([...first.session.events])
+    const again = fakeAgent([...first.session.residentEvents])
     installWorkspaceContext(again.agent, { cwd, home, env })
     await again.start('resume')
     expect(again.injected()).toHaveLength(2)
@@ -346,7 +346,7 @@ describe('installWorkspaceContext', () => {
       reason: 'manual',
       tokensBefore: 10,
     } as never)
-    expect(lastInjectedContext(fake.session.events)).toBeUndefined()
+    expect(lastInjectedContext(fake.session.residentEvents)).toBeUndefined()
     const result = await fake.submit()
     expect(result.action === 'admit' && result.additionalContexts).toHaveLength(2)
   })
@@ -377,6 +377,6 @@ describe('installWorkspaceContext', () => {
     const uninstall = installWorkspaceContext(fake.agent, { cwd, home, env })
     uninstall()
     await fake.start()
-    expect(fake.session.events).toEqual([])
+    expect(fake.session.residentEvents).toEqual([])
   })
 })

@@ -216,7 +216,7 @@ describe.each(STORE_KINDS)('the checkpoint of the %s store', (kind) => {
     appendAll(session, [user('last')])
     await session.close()
     const checkpoint = await storedCheckpoint(context.backend, session.header.id)
-    expect(checkpoint?.throughSeq).toBe(session.events.length - 1)
+    expect(checkpoint?.throughSeq).toBe(session.residentEvents.length - 1)
     return { ...context, session, id: session.header.id, checkpoint: checkpoint! }
   }
 
@@ -231,14 +231,14 @@ describe.each(STORE_KINDS)('the checkpoint of the %s store', (kind) => {
       checkpoint: parseCheckpoint(await backend.readCheckpoint!(id)),
     })
     expect(loaded.restored).toBeUndefined()
-    expect(loaded.events).toEqual(session.events)
+    expect(loaded.events).toEqual(session.residentEvents)
     const opened = await store.open(id)
-    expect(opened.events).toEqual(session.events)
+    expect(opened.events).toEqual(session.residentEvents)
     expect(opened.messages()).toEqual(session.messages())
     expect(opened.transcriptCharacters()).toBe(session.transcriptCharacters())
     await opened.close()
     const rebuilt = await storedCheckpoint(backend, id)
-    expect(rebuilt?.throughSeq).toBe(session.events.length - 1)
+    expect(rebuilt?.throughSeq).toBe(session.residentEvents.length - 1)
     expect((await loadEvents(backend, id, { checkpoint: rebuilt })).restored).toBeDefined()
   }
 
@@ -290,7 +290,7 @@ describe.each(STORE_KINDS)('the checkpoint of the %s store', (kind) => {
     }
     expect(parseCheckpoint(encodeCheckpoint(beyond))).toBeUndefined()
     // A seq of an event that projects to no message: it parses, but cannot be restored.
-    const silent = session.events.findIndex((event) =>
+    const silent = session.residentEvents.findIndex((event) =>
       ['turn/start', 'step/start', 'request/header', 'step/end', 'turn/end'].includes(event.type),
     )
     expect(silent).toBeGreaterThanOrEqual(0)
@@ -361,7 +361,7 @@ describe.each(STORE_KINDS)('the checkpoint of the %s store', (kind) => {
     await session.close()
     expect(await inner.readCheckpoint!(session.header.id)).toBeUndefined()
     const opened = await store.open(session.header.id)
-    expect(opened.events).toEqual(session.events)
+    expect(opened.events).toEqual(session.residentEvents)
     await opened.close()
   })
 
@@ -455,7 +455,7 @@ describe('the SQLite schema', () => {
     const store = createSessionStore(createSqliteBackend(path, undefined), EVERY_CLOSE)
     stores.push(store)
     const opened = await store.open(session.header.id)
-    expect(opened.events).toEqual(session.events)
+    expect(opened.events).toEqual(session.residentEvents)
     await opened.close()
     const check = new Database(path, { readonly: true })
     expect(check.pragma('user_version', { simple: true })).toBe(2)

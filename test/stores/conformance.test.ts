@@ -70,8 +70,8 @@ describe.each(STORE_KINDS)('the %s store', (kind) => {
         const reopened = await reader.open(session.header.id)
         try {
           expect(reopened.header).toEqual(session.header)
-          expect(reopened.events).toEqual(session.events)
-          expect(reopened.messages()).toEqual(project(session.events))
+          expect(reopened.events).toEqual(session.residentEvents)
+          expect(reopened.messages()).toEqual(project(session.residentEvents))
           expect(reopened.repairs).toEqual([])
           expect(checkLog(reopened.events)).toEqual([])
         } finally {
@@ -88,7 +88,7 @@ describe.each(STORE_KINDS)('the %s store', (kind) => {
     appendAll(session, [user('a', 'ctx'), user('b', 'ctx')])
     await session.flush()
     const snapshot = await reader.read(session.header.id)
-    expect(snapshot.events).toEqual(session.events)
+    expect(snapshot.events).toEqual(session.residentEvents)
     expect(snapshot.openTurn).toBeUndefined()
   })
 
@@ -109,7 +109,7 @@ describe.each(STORE_KINDS)('the %s store', (kind) => {
     // Closing mid-turn leaves the log as a crash would: the turn is open.
     await session.close()
     const reopened = await reader.open(session.header.id)
-    const tail = reopened.events.slice(session.events.length)
+    const tail = reopened.events.slice(session.residentEvents.length)
     expect(typesOf(tail)).toBe('tool/result tool/result step/end turn/end')
     expect(tail[0]!.data).toMatchObject({
       callId: 'c1',
@@ -130,8 +130,8 @@ describe.each(STORE_KINDS)('the %s store', (kind) => {
       {
         kind: 'turn-closed',
         turn: 2,
-        fromSeq: session.events.length,
-        toSeq: session.events.length + 3,
+        fromSeq: session.residentEvents.length,
+        toSeq: session.residentEvents.length + 3,
         results: [
           { callId: 'c1', code: 'outcome-unknown' },
           { callId: 'c2', code: 'interrupted' },
@@ -163,7 +163,7 @@ describe.each(STORE_KINDS)('the %s store', (kind) => {
     appendAll(session, [...closedTurn(1, 'first'), user('X', 'plugin')])
     await session.close()
     const reopened = await reader.open(session.header.id)
-    expect(reopened.events).toEqual(session.events)
+    expect(reopened.events).toEqual(session.residentEvents)
     expect(reopened.repairs).toEqual([])
     expect(reopened.messages().at(-1)).toEqual({ role: 'user', content: text('X') })
     await reopened.close()
@@ -195,7 +195,7 @@ describe.each(STORE_KINDS)('the %s store', (kind) => {
         source: { kind: 'user' },
       } as never),
     ).toThrowError(/cannot append "user\/message": data\.content/)
-    expect(session.events).toEqual([])
+    expect(session.residentEvents).toEqual([])
     await session.flush()
   })
 
@@ -219,7 +219,7 @@ describe.each(STORE_KINDS)('the %s store', (kind) => {
     appendAll(session, [turnStart(1), user('p'), stepStart(1, 1)])
     await session.flush()
     const snapshot = await reader.read(session.header.id)
-    expect(snapshot.events).toEqual(session.events)
+    expect(snapshot.events).toEqual(session.residentEvents)
     expect(snapshot.openTurn).toBe(1)
   })
 
@@ -428,7 +428,7 @@ describe.each(STORE_KINDS)('the %s store', (kind) => {
       appendAll(session, [user('third zebra', 'ctx')])
       await session.close()
       const reopened = await reader.open(session.header.id)
-      expect(reopened.events).toEqual(session.events)
+      expect(reopened.events).toEqual(session.residentEvents)
       await reopened.close()
       const hits = await store.search('zebra')
       expect(hits.map((hit) => hit.seq).sort()).toEqual([0, 2])
@@ -448,7 +448,7 @@ describe.each(STORE_KINDS)('the %s store', (kind) => {
       const imported = await other.importJsonl([exported])
       expect(imported).toEqual(session.header)
       const snapshot = await other.read(session.header.id)
-      expect(snapshot.events).toEqual(session.events)
+      expect(snapshot.events).toEqual(session.residentEvents)
       expect(await collect(other.exportJsonl(session.header.id))).toBe(exported)
       expect(await codeOf(other.importJsonl([exported]))).toBe('INVALID_INPUT')
       // Imported with its turn open, as exported; opening repairs it like any crash.
@@ -466,7 +466,7 @@ describe.each(STORE_KINDS)('the %s store', (kind) => {
     expect(Object.is((appended.data as unknown as { meta: { n: number } }).meta.n, 0)).toBe(true)
     await session.close()
     const reopened = await reader.open(session.header.id)
-    expect(reopened.events).toEqual(session.events)
+    expect(reopened.events).toEqual(session.residentEvents)
     await reopened.close()
   })
 
@@ -511,7 +511,7 @@ describe.each(STORE_KINDS)('the %s store', (kind) => {
       appendAll(session, [user('f', 'ctx')])
       await session.close()
       const first = await next
-      expect(first.done ? undefined : first.value).toEqual(session.events[5])
+      expect(first.done ? undefined : first.value).toEqual(session.residentEvents[5])
       const ended = follower.next()
       await reader.close()
       expect((await ended).done).toBe(true)

@@ -105,7 +105,7 @@ describe('the JSONL store on disk', () => {
         const torn = length - (cut.lastIndexOf(10) + 1)
         const opened = await cutStore.open(id)
         expect(opened.events.slice(0, kept), `length ${length}`).toEqual(
-          session.events.slice(0, kept),
+          session.residentEvents.slice(0, kept),
         )
         expect(opened.repairs[0]?.kind === 'torn-tail', `length ${length}`).toBe(torn > 0)
         if (torn > 0) expect(opened.repairs[0]).toMatchObject({ bytes: torn })
@@ -160,7 +160,7 @@ describe('the JSONL store on disk', () => {
     expect(salvaged.header.parent).toEqual({ sessionId: id, seq: 6 })
     expect(salvaged.header.title).toBe('small (repaired)')
     // Seqs 0..6 end inside step 1 of turn 1, so the copy is closed like a crash.
-    expect(salvaged.events.slice(0, 7)).toEqual(session.events.slice(0, 7))
+    expect(salvaged.events.slice(0, 7)).toEqual(session.residentEvents.slice(0, 7))
     expect(typesOf(salvaged.events.slice(7))).toBe('step/end turn/end')
     expect(checkLog(salvaged.events)).toEqual([])
     await salvaged.close()
@@ -276,7 +276,7 @@ describe('the JSONL store on disk', () => {
     const other = await openStore(`jsonl:${join(directory, 'jsonl')}`)
     try {
       const snapshot = await other.read(session.header.id)
-      expect(snapshot.events).toEqual(session.events)
+      expect(snapshot.events).toEqual(session.residentEvents)
       expect(snapshot.openTurn).toBe(2)
     } finally {
       await other.close()

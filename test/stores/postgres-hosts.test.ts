@@ -62,7 +62,7 @@ describe('the PostgreSQL store across hosts', () => {
       await expect(attempt).rejects.toBeInstanceOf(SessionBusyError)
       await expect(attempt).rejects.toMatchObject({ pid: ready.pid, host: 'host-a' })
       await expect(attempt).rejects.toThrow(/on host host-a/)
-      expect((await store.read(session.header.id)).events).toEqual(session.events)
+      expect((await store.read(session.header.id)).events).toEqual(session.residentEvents)
       await child.kill()
     } finally {
       await here.done()
@@ -296,7 +296,7 @@ describe('large payloads in the PostgreSQL store', () => {
       const blobs = await adminQuery(`SELECT bytes FROM ${here.schema}.blobs`)
       expect(blobs.rows.map((row) => row.bytes)).toEqual([Buffer.byteLength(big)])
       const reopened = await (await here.open()).open(fork.header.id)
-      expect(reopened.events).toEqual(session.events)
+      expect(reopened.events).toEqual(session.residentEvents)
       await reopened.close()
       let exported = ''
       for await (const line of store.exportJsonl(session.header.id)) exported += line

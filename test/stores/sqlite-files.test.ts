@@ -130,7 +130,7 @@ describe('the SQLite store on disk', () => {
     await expect(attempt).rejects.toThrowError(`rudder sessions repair ${session.header.id}`)
     const salvage = await store.repair(session.header.id)
     expect(salvage.keptEvents).toBe(1)
-    expect(salvage.session.events).toEqual(session.events.slice(0, 1))
+    expect(salvage.session.residentEvents).toEqual(session.residentEvents.slice(0, 1))
     await salvage.session.close()
   })
 
@@ -165,7 +165,7 @@ describe('the SQLite store on disk', () => {
     expect(salvage.keptEvents).toBeGreaterThan(100)
     expect(salvage.keptEvents).toBeLessThanOrEqual(150)
     expect(salvage.problem?.location).toMatch(new RegExp(`seq ${salvage.keptEvents}$`))
-    expect(salvage.session.events).toEqual(session.events.slice(0, salvage.keptEvents))
+    expect(salvage.session.residentEvents).toEqual(session.residentEvents.slice(0, salvage.keptEvents))
     await salvage.session.close()
   })
 

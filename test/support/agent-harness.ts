@@ -51,7 +51,7 @@ export function agentHarness(
     provider,
     agent,
     notifications,
-    notation: (from = 0) => notation(session.events.slice(from)),
+    notation: (from = 0) => notation(session.residentEvents.slice(from)),
     requestTexts: (index) => requestTexts(provider.requests[index]!),
   }
   live.push(harness)
@@ -121,7 +121,7 @@ export async function verifyHarnesses(): Promise<void> {
 }
 
 function verify({ session, provider, notifications }: Harness): void {
-  const problems = checkLog(session.events)
+  const problems = checkLog(session.residentEvents)
   if (problems.length > 0)
     throw new Error(`checkLog found problems:\n${problems.map((p) => p.message).join('\n')}`)
   const announced = notifications.filter(
@@ -133,7 +133,7 @@ function verify({ session, provider, notifications }: Harness): void {
       `the provider received ${provider.requests.length} requests but the agent announced ${announced.length}`,
     )
   }
-  const events = session.events
+  const events = session.residentEvents
   let compactions = 0
   announced.forEach((start, index) => {
     const actual = provider.requests[index]!

@@ -26,7 +26,7 @@ describe('saving a cut tool result', () => {
       toolOutput: { limit: 100, dir },
     })
     await h.agent.send('go').result
-    const result = h.session.events.find((event) => event.type === 'tool/result')!
+    const result = h.session.residentEvents.find((event) => event.type === 'tool/result')!
     const note = (result.data as { content: { text: string }[] }).content.at(-1)!.text
     const path = /The full output is in (.+)\]$/.exec(note)![1]!
     expect(path.startsWith(dir)).toBe(true)

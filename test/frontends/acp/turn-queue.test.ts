@@ -51,7 +51,7 @@ describe('turn queue', () => {
     add(3, 'too late')
     expect(await ends[0]).toEqual({ kind: 'canceled' })
     await harness.agent.idle()
-    expect(harness.session.events).toEqual([])
+    expect(harness.session.residentEvents).toEqual([])
   })
 
   it('cancels queued and running turns that arrived before a cancel, and keeps later ones', async () => {
@@ -102,7 +102,7 @@ describe('turn queue', () => {
             // What the SDK does after a handler settles: a few microtasks, then the write.
             void (async () => {
               for (let hop = 0; hop < 20; hop++) await Promise.resolve()
-              turnsSeenLate = harness.session.events.filter(
+              turnsSeenLate = harness.session.residentEvents.filter(
                 (event) => event.type === 'turn/start',
               ).length
             })()

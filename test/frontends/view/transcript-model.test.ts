@@ -16,7 +16,7 @@ function follow(
 ): { transcript: TranscriptModel; inputs: InputsModel } {
   const transcript = createTranscriptModel()
   const inputs = createInputsModel()
-  for (const event of session.events) transcript.applyEvent(event)
+  for (const event of session.residentEvents) transcript.applyEvent(event)
   session.subscribe((event) => {
     transcript.applyEvent(event)
     inputs.applyEvent(event)

@@ -23,7 +23,7 @@ function ready(): void {
   if (hasReported) return
   hasReported = true
   process.stdout.write(
-    `${JSON.stringify({ event: 'ready', id: session.header.id, events: session.events })}\n`,
+    `${JSON.stringify({ event: 'ready', id: session.header.id, events: session.residentEvents })}\n`,
   )
 }
 

@@ -36,13 +36,13 @@ const store = await openStore(url, {
 switch (command) {
   case 'hold': {
     const session = await store.open(id!)
-    report({ event: 'ready', pid: process.pid, events: session.events })
+    report({ event: 'ready', pid: process.pid, events: session.residentEvents })
     break
   }
   case 'try-open': {
     try {
       const session = await store.open(id!)
-      report({ event: 'opened', events: session.events.length })
+      report({ event: 'opened', events: session.residentEvents.length })
       await session.close()
     } catch (error) {
       const { name, code, pid, message } = error as Record<string, unknown>
@@ -59,7 +59,7 @@ switch (command) {
       session.append(type, data as never)
       await session.flush()
     }
-    report({ event: 'appended', pid: process.pid, events: session.events })
+    report({ event: 'appended', pid: process.pid, events: session.residentEvents })
     break
   }
   case 'write-open-turn': {
@@ -78,9 +78,9 @@ switch (command) {
     ]) {
       session.append(type, data as never)
       await session.flush()
-      durable.push(session.events.length)
+      durable.push(session.residentEvents.length)
     }
-    const events: readonly SessionEvent[] = session.events
+    const events: readonly SessionEvent[] = session.residentEvents
     report({ event: 'ready', pid: process.pid, id: session.header.id, events, durable })
     break
   }
