@@ -155,11 +155,16 @@ describe('the SQLite store on disk', () => {
 
     const damaged = await storeOf('sqlite', directory)
     const id = session.header.id
-    for (const attempt of [damaged.open(id), damaged.read(id)]) {
+    // Opening reads past the checkpoint only (decision 0161): the damage is met when the
+    // history is read.
+    const opened = await damaged.open(id)
+    expect(opened.residentFrom).toBe(300)
+    for (const attempt of [opened.loadProjection(), damaged.read(id)]) {
       await expect(attempt).rejects.toBeInstanceOf(LogCorruptError)
       await expect(attempt).rejects.toThrowError(/the SQLite database is damaged/)
       await expect(attempt).rejects.toThrowError(`rudder sessions repair ${id}`)
     }
+    await opened.close()
     const salvage = await damaged.repair(id)
     // Every row before the damaged page is kept; the cut names the first seq it could not read.
     expect(salvage.keptEvents).toBeGreaterThan(100)
