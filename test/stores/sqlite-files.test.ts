@@ -84,7 +84,9 @@ describe('the SQLite store on disk', () => {
     const opened = await store.open(ready.id as string)
     const events = ready.events as SessionEvent[]
     expect(opened.residentEvents.slice(0, events.length)).toEqual(events)
-    expect(opened.residentEvents.slice(events.length).map((event) => event.type)).toEqual(REPAIR_TYPES)
+    expect(opened.residentEvents.slice(events.length).map((event) => event.type)).toEqual(
+      REPAIR_TYPES,
+    )
     expect(opened.residentEvents[events.length]!.data).toMatchObject({
       callId: 'c1',
       error: { code: 'outcome-unknown' },
@@ -170,7 +172,9 @@ describe('the SQLite store on disk', () => {
     expect(salvage.keptEvents).toBeGreaterThan(100)
     expect(salvage.keptEvents).toBeLessThanOrEqual(150)
     expect(salvage.problem?.location).toMatch(new RegExp(`seq ${salvage.keptEvents}$`))
-    expect(salvage.session.residentEvents).toEqual(session.residentEvents.slice(0, salvage.keptEvents))
+    expect(salvage.session.residentEvents).toEqual(
+      session.residentEvents.slice(0, salvage.keptEvents),
+    )
     await salvage.session.close()
   })
 
