@@ -198,10 +198,10 @@ export function createSessionStore(backend: Backend, options: StoreOptions = {})
     /** Takes note of a batch made durable; then writes a checkpoint if one is due. */
     function noteDurable(batch: readonly SessionEvent[], lines: readonly string[]): void {
       if (!durable || batch.length === 0) return
-      for (const line of lines) {
-        durable.checksum = checksumOf(line, durable.checksum)
-        durable.characters += line.length
-      }
+      // One CRC over the joined batch: CRC-32 chains, so it equals one CRC per line.
+      const text = lines.length === 1 ? lines[0]! : lines.join('')
+      durable.checksum = checksumOf(text, durable.checksum)
+      durable.characters += text.length
       durable.throughSeq = batch.at(-1)!.seq
       if (self && isCheckpointDue()) writeCheckpoint()
     }
