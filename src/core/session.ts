@@ -221,6 +221,8 @@ export function openLiveSession(options: OpenLiveSessionOptions): LiveSession {
   let foldedTo = residentFrom
   const sink = options.sink
   const listeners = new Set<{ listener: SessionListener; fromSeq: number }>()
+  // A copy taken when the set changes, so notifying an event copies nothing.
+  let listenerList: readonly { listener: SessionListener; fromSeq: number }[] = []
   const errorListeners = new Set<ListenerErrorListener>()
   let delivered = 0
   let isDelivering = false
@@ -332,7 +334,7 @@ export function openLiveSession(options: OpenLiveSessionOptions): LiveSession {
     try {
       while (delivered < nextSeq()) {
         const event = eventAt(delivered++)!
-        for (const entry of [...listeners]) {
+        for (const entry of listenerList) {
           if (!listeners.has(entry) || event.seq < entry.fromSeq) continue
           try {
             entry.listener(event)
@@ -427,8 +429,10 @@ export function openLiveSession(options: OpenLiveSessionOptions): LiveSession {
     subscribe(listener) {
       const entry = { listener, fromSeq: nextSeq() }
       listeners.add(entry)
+      listenerList = [...listeners]
       return () => {
         listeners.delete(entry)
+        listenerList = [...listeners]
       }
     },
     subscribeListenerErrors(listener) {
