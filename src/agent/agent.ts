@@ -72,7 +72,9 @@ export function createAgent(options: AgentOptions): Agent {
 
   const runCompaction = (reason: CompactionReason, signal: AbortSignal, instructions?: string) =>
     compact({
-      events: session.events,
+      events: session.residentEvents,
+      fromSeq: session.residentFrom,
+      messages: session.messages(),
       provider: settings.step.provider,
       model: settings.step.model,
       retry,
@@ -94,7 +96,6 @@ export function createAgent(options: AgentOptions): Agent {
       return agent
     },
     compaction,
-    header: { last: history.lastHeader },
     emit,
     reportError,
     current: () => settings.step,

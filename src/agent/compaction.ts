@@ -7,10 +7,10 @@ import {
   type CompactionReason,
   type ContentBlock,
   type CoreEvent,
+  createProjector,
   isCoreEvent,
   type Message,
   messageOf,
-  project,
   type SessionEvent,
 } from '../core/index.js'
 import type { ModelRequest, Provider } from '../providers/provider.js'
@@ -74,7 +74,11 @@ const SUMMARY_SYSTEM =
   'You write the summary that replaces the earlier part of a conversation between a user and a coding agent. Keep what the agent needs to continue: the goal, decisions made, files and commands involved, what was tried and what worked or failed, and open questions. Be concise and factual.'
 
 export type CompactionRun = {
+  /** The session's resident events (`Session.residentEvents`), from seq `fromSeq`. */
   readonly events: readonly SessionEvent[]
+  readonly fromSeq: number
+  /** The transcript now (`Session.messages()`). */
+  readonly messages: readonly Message[]
   readonly provider: Provider
   readonly model: string
   readonly retry: RetryPolicy
@@ -93,20 +97,19 @@ export type CompactionRun = {
  * (or, for `overflow`, at most half of that) and appends the compaction event.
  */
 export async function compact(run: CompactionRun): Promise<CompactResult> {
-  const { events } = run
-  const before = project(events)
-  const tokensBefore = estimateTokens(before)
+  const log = residentLog(run.events, run.fromSeq)
+  const tokensBefore = estimateTokens(run.messages)
   const keep =
     run.reason === 'overflow'
       ? Math.floor(run.settings.keepRecentTokens / 2)
       : run.settings.keepRecentTokens
-  const cut = chooseCut(events, keep)
+  const cut = chooseCut(log, keep)
   if (cut === undefined)
     return {
       status: 'skipped',
       reason: 'nothing to compact: the history since the last compaction fits what is kept',
     }
-  const toSummarize = project(events.slice(0, cut))
+  const toSummarize = log.project(log.floor() - 1, cut)
   const instruction = `Summarize the conversation above for continuing it later.${run.instructions ? `\n\nAdditional instructions: ${run.instructions}` : ''}`
   const request: ModelRequest = {
     model: run.model,
@@ -120,7 +123,7 @@ export async function compact(run: CompactionRun): Promise<CompactResult> {
   const summary: ContentBlock[] = [
     { type: 'text', text: `Summary of the earlier conversation:\n\n${answer.text}` },
   ]
-  const kept = project(events.slice(cut))
+  const kept = log.project(cut, log.end)
   const tokensAfter = estimateTokens([{ role: 'user', content: summary }, ...kept])
   const seq = run.append({
     id: newMessageId(),
@@ -135,23 +138,54 @@ export async function compact(run: CompactionRun): Promise<CompactResult> {
 }
 
 /**
+ * The log as far as compaction reads it, by seq: the resident events, which hold everything
+ * from the last compaction's kept events on (`Session.loadProjection`).
+ */
+type ResidentLog = {
+  readonly start: number
+  /** One past the last seq. */
+  readonly end: number
+  at(seq: number): SessionEvent | undefined
+  /** The first seq after the last compaction (the first resident one if there is none). */
+  floor(): number
+  /** The projection of the log before `to`, applied from `from` (a compaction or a boundary). */
+  project(from: number, to: number): readonly Message[]
+}
+
+export function residentLog(events: readonly SessionEvent[], fromSeq: number): ResidentLog {
+  const at = (seq: number) => events[seq - fromSeq]
+  const end = fromSeq + events.length
+  return {
+    start: fromSeq,
+    end,
+    at,
+    floor() {
+      for (let seq = end - 1; seq >= fromSeq; seq--)
+        if (at(seq)?.type === 'compaction') return seq + 1
+      return fromSeq
+    },
+    project(from, to) {
+      const projector = createProjector(at)
+      for (let seq = Math.max(from, fromSeq); seq < to; seq++) {
+        const event = at(seq)
+        if (event) projector.apply(event)
+      }
+      return projector.messages()
+    },
+  }
+}
+
+/**
  * The seq to keep from: the earliest boundary (a turn or step start, or a message outside a
  * step) after the last compaction whose tail fits `keepTokens`, or else the newest boundary.
  * Undefined when the cut would summarize nothing new.
  */
-export function chooseCut(events: readonly SessionEvent[], keepTokens: number): number | undefined {
-  let floor = 0
-  for (let i = events.length - 1; i >= 0; i--) {
-    const event = events[i]
-    if (event?.type === 'compaction') {
-      floor = event.seq + 1
-      break
-    }
-  }
+export function chooseCut(log: ResidentLog, keepTokens: number): number | undefined {
+  const floor = log.floor()
   const boundaries: number[] = []
   let inStep = false
-  for (let seq = floor; seq < events.length; seq++) {
-    const event = events[seq]
+  for (let seq = floor; seq < log.end; seq++) {
+    const event = log.at(seq)
     if (!event || !isCoreEvent(event)) continue
     if (event.type === 'step/start') {
       boundaries.push(seq)
@@ -166,15 +200,17 @@ export function chooseCut(events: readonly SessionEvent[], keepTokens: number): 
   // Walk back from the newest boundary while the kept tail still fits.
   let cut: number | undefined
   for (const candidate of [...boundaries].reverse()) {
-    if (estimateTokens(project(events.slice(candidate))) > keepTokens) break
+    if (estimateTokens(log.project(candidate, log.end)) > keepTokens) break
     cut = candidate
   }
   // When even the newest boundary's tail is too big, keep from it anyway: the latest message
   // or step stays verbatim rather than being folded into the summary.
-  cut ??= boundaries.at(-1) ?? events.length
-  const summarizesSomething = events
-    .slice(floor, cut)
-    .some((event) => isCoreEvent(event) && isModelVisible(event))
+  cut ??= boundaries.at(-1) ?? log.end
+  let summarizesSomething = false
+  for (let seq = floor; seq < cut && !summarizesSomething; seq++) {
+    const event = log.at(seq)
+    summarizesSomething = event !== undefined && isCoreEvent(event) && isModelVisible(event)
+  }
   return summarizesSomething ? cut : undefined
 }
 

@@ -5,7 +5,7 @@
  */
 import {
   applyCrashRepair,
-  crashRepairOf,
+  crashRepairOfState,
   type DeliveryResult,
   messageOf,
   RudderError,
@@ -74,6 +74,10 @@ export function createDriver(options: DriverOptions): Driver {
       for (let next = beginNext(); next; ) {
         const { entry, run } = next
         await options.sessionStart
+        // A resumed session reads the history its projection needs before its first turn or
+        // compaction, not at open (docs/spec.md §9.2). Not canceled with the run: a cancel
+        // arriving meanwhile is seen by the run once it starts.
+        if (!session.isProjectionLoaded) await session.loadProjection()
         switch (entry.kind) {
           case 'prompt':
             await admit(entry, run)
@@ -215,7 +219,7 @@ const discardReason = (run: Run) => (run.cause === 'cancel' ? 'canceled' : 'disp
 
 /** After a fatal error, close the turn as crash repair would, if the session still takes appends. */
 function closeOpenTurn(session: Session): void {
-  const plan = crashRepairOf(session.events)
+  const plan = crashRepairOfState(session.state())
   if (!plan) return
   try {
     applyCrashRepair(session, plan)

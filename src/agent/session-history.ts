@@ -1,35 +1,22 @@
 /**
- * What an agent needs to know of the log it is created over.
+ * What an agent needs to know of the log it is created over, read from the session's fold of
+ * it (no history is read: a resumed session need not hold its events, docs/spec.md §9.2).
  */
-import { type EventMap, isCoreEvent, RudderError, type Session } from '../core/index.js'
+import { RudderError, type Session } from '../core/index.js'
 
-/** What the agent needs from an existing log: the last turn, the last header, and how it started. */
+/** What the agent needs from an existing log: the last turn and how it started. */
 export function readHistory(session: Session): {
   lastTurn: number
-  lastHeader: EventMap['request/header'] | undefined
   startReason: 'new' | 'resume' | 'fork'
 } {
-  const events = session.events
-  let lastTurn: number | undefined
-  let lastHeader: EventMap['request/header'] | undefined
-  for (
-    let index = events.length - 1;
-    index >= 0 && (lastTurn === undefined || lastHeader === undefined);
-    index--
-  ) {
-    const event = events[index]
-    if (!event || !isCoreEvent(event)) continue
-    if (lastTurn === undefined && event.type === 'turn/start') {
-      throw new RudderError(
-        'WRONG_STATE',
-        `createAgent: session ${session.header.id} ends inside turn ${event.data.turn} (opened at seq ${event.seq}); open it through a store, which repairs a crashed tail, before running an agent on it`,
-      )
-    }
-    if (lastTurn === undefined && event.type === 'turn/end') lastTurn = event.data.turn
-    if (lastHeader === undefined && event.type === 'request/header') lastHeader = event.data
-  }
+  const state = session.state()
+  if (state.openTurn)
+    throw new RudderError(
+      'WRONG_STATE',
+      `createAgent: session ${session.header.id} ends inside turn ${state.openTurn.turn} (opened at seq ${state.openTurn.seq}); open it through a store, which repairs a crashed tail, before running an agent on it`,
+    )
+  const count = session.nextSeq
   const parent = session.header.parent
-  const startReason =
-    events.length === 0 ? 'new' : parent && events.length === parent.seq + 1 ? 'fork' : 'resume'
-  return { lastTurn: lastTurn ?? 0, lastHeader, startReason }
+  const startReason = count === 0 ? 'new' : parent && count === parent.seq + 1 ? 'fork' : 'resume'
+  return { lastTurn: state.lastTurn, startReason }
 }

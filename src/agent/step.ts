@@ -67,8 +67,8 @@ function logHeader(context: StepContext): void {
     tools: context.toolSpecs,
     params: context.params,
   }
-  if (!context.header.last || !jsonEqual(context.header.last, header))
-    context.header.last = context.session.append('request/header', header).data
+  const last = context.session.requestHeader()
+  if (!last || !jsonEqual(last, header)) context.session.append('request/header', header)
 }
 
 /** Sends the request, retrying a retryable failure as the policy allows. */

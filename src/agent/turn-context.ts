@@ -3,7 +3,7 @@
  * agent, the run's scope (its signal and compaction), and a three-method view of the inbox.
  * A turn sees them as one flat `TurnContext`; a step adds the settings it was started with.
  */
-import type { EventMap, Session, ToolSpec, UserMessageData } from '../core/index.js'
+import type { Session, ToolSpec, UserMessageData } from '../core/index.js'
 import type { ModelParams, Provider } from '../providers/provider.js'
 import type { Tool, ToolAgent } from '../tools/tool.js'
 import type { ApproveCallback } from './approval.js'
@@ -34,8 +34,6 @@ export type TurnDependencies = {
   readonly cwd: string
   readonly agent: ToolAgent
   readonly compaction: CompactionSettings
-  /** The latest `request/header` logged, to log a new one only when it changes. */
-  readonly header: { last: EventMap['request/header'] | undefined }
   emit(notification: AgentNotification): void
   reportError(source: string, error: unknown): void
   /** The settings the next step is made with (they may change between steps). */

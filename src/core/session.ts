@@ -9,6 +9,7 @@ import {
   type EventType,
   type ExtensionEvent,
   FORMAT_VERSION,
+  isEventOf,
   isEventType,
   type SessionEvent,
   type SessionHeader,
@@ -257,7 +258,11 @@ export function openLiveSession(options: OpenLiveSessionOptions): LiveSession {
 
   async function load(signal: AbortSignal | undefined): Promise<void> {
     const { state, throughSeq } = deferred!
-    const first = firstSeqOf(state) ?? residentFrom
+    // The projection's own events, and those a compaction after the checkpoint keeps.
+    let first = firstSeqOf(state) ?? residentFrom
+    for (const event of resident)
+      if (event.seq > throughSeq && isEventOf(event, 'compaction'))
+        first = Math.min(first, event.data.firstKeptSeq)
     if (first < residentFrom) {
       const read: SessionEvent[] = []
       let expected = first
@@ -272,8 +277,7 @@ export function openLiveSession(options: OpenLiveSessionOptions): LiveSession {
       residentFrom = first
     }
     const restored = restoreProjector(eventAt, state)
-    if (!restored)
-      throw mismatch(`its checkpoint's projection does not fit the events read`)
+    if (!restored) throw mismatch(`its checkpoint's projection does not fit the events read`)
     for (let seq = throughSeq + 1; seq < nextSeq(); seq++) restored.apply(eventAt(seq)!)
     projector = restored
     deferred = undefined

@@ -4,7 +4,7 @@
  * last turn boundary.
  */
 import { RudderError } from './errors.js'
-import { type EventMap, type EventType, isEventOf, type SessionEvent } from './events.js'
+import type { EventMap, EventType, SessionEvent } from './events.js'
 import { EMPTY_LOG_STATE, foldEvent, type LogState } from './log-fold.js'
 
 /** An append the repair makes, in order. */

@@ -39,8 +39,10 @@ export type WriterStart = {
   readonly updatedAt: number
   /** Cut the log to this position first (a torn JSONL tail). */
   readonly truncateAt?: number
-  /** Where each of the existing events ends, by seq, if known (from loading the log). */
+  /** Where each of the existing events from `positionsFrom` on ends, if known (from loading the log). */
   readonly positions?: readonly number[]
+  /** The seq of `positions[0]` (default 0). */
+  readonly positionsFrom?: number
 }
 
 /** Appends batches of events to one session's log. */
@@ -78,7 +80,15 @@ export interface Backend {
    */
   records(
     id: string,
-    options?: { readonly fromSeq?: number; readonly throughSeq?: number },
+    options?: {
+      readonly fromSeq?: number
+      readonly throughSeq?: number
+      /**
+       * Where the record of `fromSeq` starts, if the caller knows (a checkpoint's `start`): a
+       * file backend reads from there. A wrong one yields records that are not `fromSeq`'s.
+       */
+      readonly fromPosition?: number
+    },
   ): AsyncIterable<StoredRecord[]>
   /** Opens the log for appending; the caller holds the lease. */
   openWriter(id: string, start: WriterStart): Promise<BatchWriter>

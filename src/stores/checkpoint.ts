@@ -18,15 +18,22 @@ import type {
 } from '../core/index.js'
 
 /** The checkpoint format this build writes and reads; any other version is ignored. */
-export const CHECKPOINT_VERSION = 1
+export const CHECKPOINT_VERSION = 2
 
 export type Checkpoint = {
   /** The last seq covered: events `[0..throughSeq]`. */
   readonly throughSeq: number
   /** Where the record of `throughSeq` ends, in the backend's terms (`StoredRecord.position`). */
   readonly position: number
+  /**
+   * Where the record of `throughSeq` starts (the end of the one before), when known: a file
+   * backend reads the tail from there without reading the covered records (decision 0161).
+   */
+  readonly start?: number
   /** `checksumOf` the stored lines of the covered events, in order. */
   readonly checksum: number
+  /** The characters of those lines (the next checkpoint's policy counts from them). */
+  readonly characters: number
   /** The invariant checker after the covered events. */
   readonly checker: LogCheckerState
   /** The projection after the covered events. */
@@ -63,7 +70,9 @@ export function encodeCheckpoint(checkpoint: Checkpoint): string {
   const body = JSON.stringify({
     throughSeq: checkpoint.throughSeq,
     position: checkpoint.position,
+    start: checkpoint.start ?? null,
     checksum: checkpoint.checksum,
+    characters: checkpoint.characters,
     checker: {
       nextSeq: checkpoint.checker.nextSeq,
       lastTurn: fold.lastTurn,
@@ -106,8 +115,10 @@ export function parseCheckpoint(text: string | undefined): Checkpoint | undefine
 
 function readBody(value: unknown): Checkpoint | undefined {
   if (!isRecord(value)) return undefined
-  const { throughSeq, position, checksum, checker, projection } = value
+  const { throughSeq, position, start, checksum, characters: stored, checker, projection } = value
   if (!isCount(throughSeq) || !isCount(position) || !isCount(checksum)) return undefined
+  if (!isCount(stored) || (start !== null && (!isCount(start) || start > position)))
+    return undefined
   if (checksum > 0xffff_ffff || !isRecord(checker) || !isRecord(projection)) return undefined
   const nextSeq = checker.nextSeq
   if (nextSeq !== throughSeq + 1 || !isCount(checker.lastTurn)) return undefined
@@ -116,16 +127,23 @@ function readBody(value: unknown): Checkpoint | undefined {
   if (openTurn === false || step === false || typeof checker.boundaries !== 'string')
     return undefined
   const boundaries = unpackBits(checker.boundaries, nextSeq)
-  const { seqs, characters } = projection
+  const { seqs, characters, headerSeq } = projection
   if (!boundaries || !isCount(characters) || !Array.isArray(seqs)) return undefined
   for (const seq of seqs) if (!isCount(seq) || seq > throughSeq) return undefined
+  if (headerSeq !== undefined && (!isCount(headerSeq) || headerSeq > throughSeq)) return undefined
   const fold: LogState = { lastTurn: checker.lastTurn, openTurn, step }
   return {
     throughSeq,
     position,
+    ...(start === null ? {} : { start }),
     checksum,
+    characters: stored,
     checker: { nextSeq, fold, boundaries },
-    projection: { seqs: seqs as number[], characters },
+    projection: {
+      seqs: seqs as number[],
+      characters,
+      ...(headerSeq === undefined ? {} : { headerSeq }),
+    },
   }
 }
 

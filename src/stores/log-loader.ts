@@ -8,6 +8,7 @@ import {
   deepFreeze,
   isEventType,
   type LogChecker,
+  type LogCheckerState,
   LogCorruptError,
   type ProjectionState,
   RudderError,
@@ -18,6 +19,7 @@ import type { Backend } from './backend.js'
 import { type Checkpoint, checksumOf } from './checkpoint.js'
 import { type DecodedLine, decodeLine, decodeTrustedLine, resolveBlobs } from './codec.js'
 import { createEventCheck, locate, parseHeader, repairHint } from './event-check.js'
+import { EVENT_DATA_CHECK } from './stored-shapes.js'
 
 export type LoadedEvents = {
   readonly events: SessionEvent[]
@@ -200,4 +202,171 @@ function isLogProblem(error: unknown): boolean {
     error instanceof RudderError &&
     (error.code === 'LOG_CORRUPT' || error.code === 'UNKNOWN_EVENT_TYPE')
   )
+}
+
+/**
+ * What a session opened without reading its log knows of the events it did not read: a
+ * checkpoint, or a fork's source at the cut (whose checksum may be unknown).
+ */
+export type Covered = {
+  /** The last seq covered. */
+  readonly throughSeq: number
+  /** `checksumOf` the stored lines of the covered events, if known. */
+  readonly checksum?: number
+  /** The characters of those lines. */
+  readonly characters: number
+  /** The invariant checker after the covered events. */
+  readonly checker: LogCheckerState
+  /** The projection after the covered events. */
+  readonly projection: ProjectionState
+}
+
+/** The events after a checkpoint, read without the ones it covers (`loadTail`). */
+export type LoadedTail = {
+  /** Events `checkpoint.throughSeq + 1` on, checked. */
+  readonly events: SessionEvent[]
+  /** Where the record of the checkpoint's seq and of each of `events` ends. */
+  readonly positions: number[]
+  readonly tornTail?: LoadedEvents['tornTail']
+  /** The invariant checker continued from the checkpoint's state over `events`. */
+  readonly checker: LogChecker
+  /** `checksumOf` every stored line through the last event, and their characters. */
+  readonly checksum: number
+  readonly characters: number
+}
+
+/**
+ * Reads the events after `checkpoint`, starting at the record of its seq (decision 0161): that
+ * record must be the checkpoint's seq and end at its position, else the checkpoint does not
+ * fit the log and this returns undefined (the caller loads the log in full). The events after
+ * it are checked as any load checks them, by a checker continuing from the checkpoint's.
+ * The covered records are not read: they are checked against the checkpoint's checksum when
+ * the session reads them (`readCovered`).
+ */
+export async function loadTail(
+  backend: Backend,
+  id: string,
+  checkpoint: Checkpoint,
+): Promise<LoadedTail | undefined> {
+  const hint = repairHint(id)
+  const check = createEventCheck(createLogChecker({ allowOpenTurn: true }, checkpoint.checker))
+  const events: SessionEvent[] = []
+  const positions: number[] = []
+  let tornTail: LoadedEvents['tornTail']
+  let checksum = checkpoint.checksum
+  let characters = checkpoint.characters
+  let isFirst = true
+  try {
+    for await (const batch of backend.records(id, {
+      fromSeq: checkpoint.throughSeq,
+      ...(checkpoint.start === undefined ? {} : { fromPosition: checkpoint.start }),
+    })) {
+      for (const record of batch) {
+        if (record.kind === 'torn') {
+          if (isFirst) return undefined
+          tornTail = { location: record.location, bytes: record.bytes, position: record.position }
+          continue
+        }
+        if (isFirst) {
+          // The checkpoint's own record: read to tell that the log still has it where it was.
+          const line = coveredLine(record.text, checkpoint.throughSeq)
+          if (!line || record.position !== checkpoint.position) return undefined
+          positions.push(record.position)
+          isFirst = false
+          continue
+        }
+        checksum = checksumOf(record.text, checksum)
+        characters += record.text.length
+        try {
+          const line = decodeLine(record.text)
+          if (line.blobs)
+            await resolveBlobs(line, backend.blobs, backend.locate(id, record.where), hint)
+          events.push(deepFreeze(check.accept(line)))
+          positions.push(record.position)
+        } catch (caught) {
+          throw locate(caught, backend.locate(id, record.where), hint)
+        }
+      }
+    }
+  } catch (error) {
+    // The checkpoint's record itself could not be read back: load as without the checkpoint.
+    if (isFirst && isLogProblem(error)) return undefined
+    throw error
+  }
+  if (isFirst) return undefined
+  return {
+    events,
+    positions,
+    checker: check.checker,
+    checksum,
+    characters,
+    ...(tornTail ? { tornTail } : {}),
+  }
+}
+
+/**
+ * Reads stored events `fromSeq..throughSeq` that a checkpoint covers (or that follow it), for a
+ * session that does not hold them: each parsed, its seq and type checked, its blobs read back,
+ * frozen. A read from seq 0 through the checkpoint's seq is checked against its checksum. What
+ * does not fit is reported through `mismatch` (the caller discards the checkpoint).
+ */
+export async function* readCovered(
+  backend: Backend,
+  id: string,
+  range: { readonly fromSeq: number; readonly throughSeq: number; readonly signal?: AbortSignal },
+  covered: Covered,
+  mismatch: (reason: string, location: string) => Error,
+): AsyncGenerator<SessionEvent[]> {
+  const hint = repairHint(id)
+  // A read from near the start starts at 0, so that the checksum vouches for it.
+  const fromSeq = range.fromSeq <= VERIFIED_START ? 0 : range.fromSeq
+  const verify =
+    covered.checksum !== undefined && fromSeq === 0 && range.throughSeq >= covered.throughSeq
+  let checksum = 0
+  let seq = fromSeq
+  for await (const batch of backend.records(id, { fromSeq, throughSeq: range.throughSeq })) {
+    range.signal?.throwIfAborted()
+    const events: SessionEvent[] = []
+    for (const record of batch) {
+      const location = backend.locate(id, record.kind === 'line' ? record.where : 0)
+      if (record.kind === 'torn') throw mismatch('its last record is cut short', record.location)
+      if (verify && seq <= covered.throughSeq) checksum = checksumOf(record.text, checksum)
+      // Records no checksum vouches for are checked as a load checks them (but the
+      // invariants, which the checker's state at open already stands for).
+      const line = verify ? coveredLine(record.text, seq) : checkedLine(record.text, seq)
+      if (!line) throw mismatch(`the record of seq ${seq} is not what was written`, location)
+      if (verify && seq === covered.throughSeq && checksum !== covered.checksum)
+        throw mismatch(`the records through seq ${seq} are not the ones written`, location)
+      seq++
+      if (line.seq < range.fromSeq) continue
+      if (line.blobs) await resolveBlobs(line, backend.blobs, location, hint)
+      events.push(deepFreeze(line as SessionEvent))
+    }
+    if (events.length > 0) yield events
+  }
+  if (seq !== range.throughSeq + 1)
+    throw mismatch(
+      `it ends at seq ${seq - 1}, before seq ${range.throughSeq}`,
+      backend.describe(id),
+    )
+}
+
+/**
+ * A read of covered events from a seq up to this one reads from seq 0 instead: a transcript
+ * never compacted starts within the first few events, and its load is then checked against
+ * the checkpoint's checksum (decision 0161).
+ */
+const VERIFIED_START = 64
+
+/** A record parsed and checked as a load checks it (envelope, type, data), or undefined. */
+function checkedLine(text: string, seq: number): DecodedLine | undefined {
+  try {
+    const line = decodeLine(text)
+    if (line.seq !== seq) return undefined
+    if (!isEventType(line.type)) return line.ignorable === true ? line : undefined
+    return EVENT_DATA_CHECK[line.type](line.data) ? undefined : line
+  } catch {
+    // Not an event envelope.
+    return undefined
+  }
 }

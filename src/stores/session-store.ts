@@ -6,17 +6,15 @@
 import { randomUUID } from 'node:crypto'
 import {
   applyCrashRepair,
-  crashRepairOf,
+  crashRepairOfState,
   createLogChecker,
-  createProjector,
   FORMAT_VERSION,
   forkCut,
+  type LiveSession,
   type LogChecker,
+  LogCorruptError,
   openLiveSession,
-  type ProjectionState,
-  type Projector,
   RudderError,
-  restoreProjector,
   SessionBusyError,
   type SessionEvent,
   type SessionHeader,
@@ -30,12 +28,19 @@ import {
   parseCheckpoint,
 } from './checkpoint.js'
 import { encodeEvents, envelopeLine } from './codec.js'
-import { checkForWrite, invariantViolation } from './event-check.js'
+import { checkForWrite, invariantViolation, repairHint } from './event-check.js'
 import { followLog } from './follow.js'
 import { readJsonl } from './jsonl-import.js'
 import type { Lease } from './lease.js'
 import { DEFAULT_LIST_LIMIT } from './listing.js'
-import { loadEvents, loadHeader } from './log-loader.js'
+import {
+  type Covered,
+  type LoadedTail,
+  loadEvents,
+  loadHeader,
+  loadTail,
+  readCovered,
+} from './log-loader.js'
 import { scanSearch } from './scan-search.js'
 import { queryWords } from './search-text.js'
 import { checkSessionId } from './session-id.js'
@@ -50,6 +55,17 @@ import type {
 } from './store.js'
 import { createWriteBehindSink } from './write-behind.js'
 
+/** What a fork at the end of an open session starts its child from. */
+type ForkBasis = Covered & { readonly checksum?: number }
+
+/** A session open for writing from this store. */
+type LiveEntry = {
+  readonly session: StoredSession & LiveSession
+  readonly writer: BatchWriter
+  /** The state at the session's last event, if every event is durable and checked. */
+  basis(): ForkBasis | undefined
+}
+
 /** Builds a store over `backend`. The store owns the backend and closes it. */
 export function createSessionStore(backend: Backend, options: StoreOptions = {}): SessionStore {
   const now = options.now ?? Date.now
@@ -57,7 +73,7 @@ export function createSessionStore(backend: Backend, options: StoreOptions = {})
   const checkInvariants = options.checkInvariants ?? true
   const counters = options.counters
   /** Sessions open for writing from this store, by id, with their writers (for fork). */
-  const live = new Map<string, { session: StoredSession; writer: BatchWriter }>()
+  const live = new Map<string, LiveEntry>()
   let closing: Promise<void> | undefined
   /** Aborted when the store closes: followers end. */
   const closed = new AbortController()
@@ -104,48 +120,54 @@ export function createSessionStore(backend: Backend, options: StoreOptions = {})
    */
   async function startSession(input: {
     header: SessionHeader
+    /** The events held in memory: the whole log, or the tail after `resumed`'s checkpoint. */
     events: SessionEvent[]
     lease: Lease
     truncateAt?: number
     /** Where each of `events` ends in the backend, when the loader knows. */
     positions?: readonly number[]
     repairs?: Repair[]
-    /** An invariant checker already advanced over `events` (else one is built). */
+    /** An invariant checker already advanced over the log (else one is built over `events`). */
     checker?: LogChecker
     /** Events not yet in the log, written first (salvage copies its prefix this way). */
     unwritten?: boolean
     /**
-     * `checksumOf` the stored lines of `events` and their characters, when known: without them
+     * `checksumOf` the stored lines of the log and their characters, when known: without them
      * the session writes no checkpoint (a fork copied bytes it did not read).
      */
     stored?: { readonly checksum: number; readonly characters: number }
-    /** The loader took the events through `throughSeq` on the word of a checkpoint. */
-    restored?: {
-      readonly projection: ProjectionState
-      readonly throughSeq: number
-      readonly characters: number
-    }
+    /**
+     * The session was opened from this checkpoint, or a fork from its source's state at the
+     * cut (decision 0161): `events` follow its seq, and the covered events stay in the log
+     * until the session reads them.
+     */
+    resumed?: Covered
+    /** What the checkpoint stored beside the log covers, if there is one. */
+    checkpointed?: { readonly throughSeq: number; readonly characters: number }
   }): Promise<StoredSession> {
-    const { header, events, lease } = input
+    const { header, events, lease, resumed } = input
+    const fromSeq = resumed ? resumed.throughSeq + 1 : 0
     /** What the next checkpoint needs to know of the durable log, while it is known. */
     const durable = input.unwritten
       ? { checksum: 0, characters: 0, throughSeq: -1 }
-      : input.stored && { ...input.stored, throughSeq: events.length - 1 }
+      : input.stored && { ...input.stored, throughSeq: fromSeq + events.length - 1 }
     /** What the last checkpoint written (or found valid) covers. */
-    let checkpointed = input.restored
-      ? { throughSeq: input.restored.throughSeq, characters: input.restored.characters }
-      : { throughSeq: -1, characters: 0 }
+    let checkpointed = input.checkpointed ?? { throughSeq: -1, characters: 0 }
+    /** Off once the log was found changed behind the checkpoint: the next open checks it all. */
+    let isCheckpointing = true
     let checkpointWrite: Promise<void> = Promise.resolve()
-    let self: StoredSession | undefined
+    let self: (StoredSession & LiveSession) | undefined
     let writer: BatchWriter | undefined
     try {
       const last = events.at(-1)
       writer = await backend.openWriter(header.id, {
         header,
-        eventCount: input.unwritten ? 0 : events.length,
+        eventCount: input.unwritten ? 0 : fromSeq + events.length,
         updatedAt: last?.time ?? header.createdAt,
         ...(input.truncateAt === undefined ? {} : { truncateAt: input.truncateAt }),
-        ...(input.positions === undefined ? {} : { positions: input.positions }),
+        ...(input.positions === undefined
+          ? {}
+          : { positions: input.positions, positionsFrom: resumed ? resumed.throughSeq : 0 }),
       })
       if (input.unwritten) noteDurable(events, await writeDurably(writer, events))
     } catch (error) {
@@ -159,18 +181,15 @@ export function createSessionStore(backend: Backend, options: StoreOptions = {})
     // The store checks appends itself, with the checker that validated the loaded log, so a
     // log is walked by one checker, not two (the live session's own checking stays off).
     let checker = checkInvariants ? (input.checker ?? checkerOver(events)) : undefined
-    // The projector is the store's, so a checkpoint can take its state (decision 0148).
-    const current = () => self?.events ?? events
-    let projector: Projector | undefined =
-      input.restored && restoreProjector(current, input.restored.projection)
-    if (input.restored && !projector) {
-      // A checkpoint whose projection does not fit the log it matched was not written by this
-      // build's rules: trust none of it, re-check what it covered.
-      if (checker) checker = checkerOver(events)
-      checkpointed = { throughSeq: -1, characters: 0 }
+    /** Rebuilds the checker over the log as it stands (after a refused append). */
+    const rebuildChecker = (): LogChecker => {
+      const rebuilt = createLogChecker({ allowOpenTurn: true }, resumed?.checker)
+      for (let seq = fromSeq; seq < (self?.nextSeq ?? fromSeq); seq++) {
+        const event = self?.eventAt(seq)
+        if (event) rebuilt.record(event)
+      }
+      return rebuilt
     }
-    const projected = projector ? input.restored!.throughSeq + 1 : 0
-    projector ??= createProjector(current)
 
     /** Takes note of a batch made durable; then writes a checkpoint if one is due. */
     function noteDurable(batch: readonly SessionEvent[], lines: readonly string[]): void {
@@ -192,28 +211,46 @@ export function createSessionStore(backend: Backend, options: StoreOptions = {})
     }
 
     /**
-     * Starts writing a checkpoint of the durable log, if the checker and projector stand
+     * Starts writing a checkpoint of the durable log, if the checker and projection stand
      * exactly at its end (no append is waiting for the next batch). Off the append path: the
      * write runs behind, and a failed one costs only a full check at the next open.
      */
     function writeCheckpoint(): void {
-      if (!durable || !checker || !self || !backend.writeCheckpoint) return
+      if (!durable || !checker || !self || !backend.writeCheckpoint || !isCheckpointing) return
       const throughSeq = durable.throughSeq
-      if (throughSeq <= checkpointed.throughSeq || self.events.length !== throughSeq + 1) return
+      if (throughSeq <= checkpointed.throughSeq || self.nextSeq !== throughSeq + 1) return
       const position = opened.positionOf(throughSeq)
-      if (position === undefined) return
+      const projection = self.projectionState()
+      if (position === undefined || !projection) return
+      const start = throughSeq > 0 ? opened.positionOf(throughSeq - 1) : undefined
       const text = encodeCheckpoint({
         throughSeq,
         position,
+        ...(start === undefined ? {} : { start }),
         checksum: durable.checksum,
+        characters: durable.characters,
         checker: checker.snapshot(),
-        projection: projector!.snapshot(),
+        projection,
       })
       checkpointed = { throughSeq, characters: durable.characters }
       const write = backend.writeCheckpoint.bind(backend, header.id, text)
       checkpointWrite = checkpointWrite.then(write).catch(() => {
         // A checkpoint is a cache: without it the next open checks the log in full.
       })
+    }
+
+    /** The log was found changed behind `resumed`: no checkpoint is trusted or written again. */
+    function discardCheckpoint(reason: string, location: string): Error {
+      isCheckpointing = false
+      const discard = backend.writeCheckpoint?.bind(backend, header.id, '')
+      if (discard)
+        checkpointWrite = checkpointWrite.then(discard).catch(() => {
+          // A checkpoint that cannot be replaced still fails its check at the next open.
+        })
+      return new LogCorruptError(
+        location,
+        `the log of session ${header.id} changed after it was opened (${reason}); its checkpoint is discarded, so close the session and open it again to check the whole log (if that fails too, ${repairHint(header.id)})`,
+      )
     }
 
     const sink = createWriteBehindSink({
@@ -227,7 +264,7 @@ export function createSessionStore(backend: Backend, options: StoreOptions = {})
               // the log as it stands; refusals are bugs, so that path may be slow.
               const problems = checker!.record(event)
               if (problems.length > 0) {
-                checker = checkerOver(self?.events ?? events)
+                checker = rebuildChecker()
                 throw invariantViolation(event, problems)
               }
             },
@@ -251,22 +288,55 @@ export function createSessionStore(backend: Backend, options: StoreOptions = {})
       events,
       sink,
       now,
-      projection: { projector, projected },
-    }) as StoredSession
+      ...(resumed
+        ? {
+            fromSeq,
+            state: resumed.checker.fold,
+            projection: { state: resumed.projection, throughSeq: resumed.throughSeq },
+            history: {
+              read: (first, last, signal) =>
+                readCovered(
+                  backend,
+                  header.id,
+                  { fromSeq: first, throughSeq: last, ...(signal ? { signal } : {}) },
+                  resumed,
+                  discardCheckpoint,
+                ),
+              mismatch: (reason) => discardCheckpoint(reason, backend.describe(header.id)),
+            },
+          }
+        : {}),
+    }) as StoredSession & LiveSession
     self = session
     const repairs: Repair[] = input.repairs ?? []
     Object.assign(session, { repairs })
-    live.set(header.id, { session, writer: opened })
+    live.set(header.id, {
+      session,
+      writer: opened,
+      basis() {
+        const throughSeq = session.nextSeq - 1
+        const projection = session.projectionState()
+        if (!checker || !projection || throughSeq < 0) return undefined
+        return {
+          throughSeq,
+          ...(durable && durable.throughSeq === throughSeq
+            ? { checksum: durable.checksum, characters: durable.characters }
+            : { characters: 0 }),
+          checker: checker.snapshot(),
+          projection,
+        }
+      },
+    })
     try {
-      const plan = crashRepairOf(session.events)
+      const plan = crashRepairOfState(session.state())
       if (plan) {
-        const fromSeq = session.events.length
+        const firstSeq = session.nextSeq
         applyCrashRepair(session, plan)
         repairs.push({
           kind: 'turn-closed',
           turn: plan.turn,
-          fromSeq,
-          toSeq: session.events.length - 1,
+          fromSeq: firstSeq,
+          toSeq: session.nextSeq - 1,
           results: plan.results,
         })
       }
@@ -294,33 +364,47 @@ export function createSessionStore(backend: Backend, options: StoreOptions = {})
   }
 
   /**
-   * Forks a session this store has open: its events are in memory and already checked, so
-   * only the kept bytes are copied (B11). Events appended after the flush below are not
-   * durable yet and take no part in the cut.
+   * Forks a session this store has open (docs/spec.md §9.4). At its end, the child starts from
+   * the source's state there (checker, fold, projection) and only the bytes are copied (B11);
+   * the child reads its history on demand like a resumed session. Elsewhere, the kept events
+   * are checked again: from memory when the source holds them, else read from the log.
+   * Events appended after the flush below are not durable yet and take no part in the cut.
    */
   async function forkLive(
-    open: { session: StoredSession; writer: BatchWriter },
+    open: LiveEntry,
     source: SessionHeader,
     atSeq: number | undefined,
   ): Promise<StoredSession> {
-    const durable = open.session.events.length
-    await open.session.flush()
-    const events = open.session.events.slice(0, durable)
-    const cut = forkCut(source.id, events, atSeq)
+    const { session } = open
+    const end = session.nextSeq - 1
+    const fold = session.state()
+    await session.flush()
+    const basis = end < 0 ? undefined : open.basis()
+    if (atSeq !== undefined && atSeq > end)
+      throw new RudderError(
+        'INVALID_INPUT',
+        `cannot fork session ${source.id} at seq ${atSeq}: its last durable seq is ${end}`,
+      )
+    const cut = atSeq ?? (fold.openTurn ? fold.openTurn.seq - 1 : end)
     const position = cut < 0 ? undefined : open.writer.positionOf(cut)
-    if (cut >= 0 && position === undefined) {
-      // The writer does not know where the cut is on disk (a session opened as a fork): read.
-      const loaded = await loadEvents(backend, source.id, { throughSeq: cut, trusted: true })
+    if (basis && cut === basis.throughSeq && !fold.openTurn && position !== undefined) {
       const header = childHeader(source, cut)
-      const lease = await backend.copyPrefix(source.id, header, cut, loaded.positions[cut])
+      const lease = await backend.copyPrefix(source.id, header, cut, position)
       return startSession({
         header,
-        events: loaded.events,
+        events: [],
         lease,
-        checker: loaded.checker,
-        stored: loaded,
+        checker: createLogChecker({ allowOpenTurn: true }, basis.checker),
+        resumed: basis,
+        ...(basis.checksum === undefined
+          ? {}
+          : { stored: { checksum: basis.checksum, characters: basis.characters } }),
       })
     }
+    if (session.residentFrom > 0 || (cut >= 0 && position === undefined))
+      return forkStored(source, atSeq ?? cut)
+    const events = session.residentEvents.slice(0, end + 1)
+    forkCut(source.id, events, cut)
     const header = childHeader(source, cut)
     const kept = events.slice(0, cut + 1)
     // The child's checker is built while the copy's reads, writes and syncs run in the thread
@@ -340,6 +424,27 @@ export function createSessionStore(backend: Backend, options: StoreOptions = {})
       events: kept,
       lease: copied.value,
       ...(checker ? { checker } : {}),
+    })
+  }
+
+  /** Forks by reading the kept events from the log (a closed source, or one not in memory). */
+  async function forkStored(source: SessionHeader, atSeq: number | undefined) {
+    const id = source.id
+    const loaded = await loadEvents(backend, id, {
+      trusted: true,
+      ...(atSeq === undefined ? {} : { throughSeq: atSeq }),
+    })
+    const cut = forkCut(id, loaded.events, atSeq)
+    const header = childHeader(source, cut)
+    const lease = await backend.copyPrefix(id, header, cut, loaded.positions[cut])
+    // Read through an explicit cut exactly, the loader's checker stands at the cut.
+    return startSession({
+      header,
+      events: loaded.events.slice(0, cut + 1),
+      lease,
+      ...(atSeq === undefined ? {} : { checker: loaded.checker }),
+      // The copy is the bytes read: what the loader summed is the child's log exactly.
+      ...(loaded.events.length === cut + 1 ? { stored: loaded } : {}),
     })
   }
 
@@ -380,31 +485,45 @@ export function createSessionStore(backend: Backend, options: StoreOptions = {})
       checkSessionId(id)
       const lease = await backend.acquire(id)
       let header: SessionHeader
-      let loaded: Awaited<ReturnType<typeof loadEvents>>
+      let loaded: Awaited<ReturnType<typeof loadEvents>> | undefined
+      let tail: LoadedTail | undefined
+      let checkpoint: Checkpoint | undefined
       try {
         header = await loadHeader(backend, id)
-        loaded = await loadEvents(backend, id, { checkpoint: await readCheckpoint(id) })
+        checkpoint = await readCheckpoint(id)
+        // Ready from the checkpoint and the events after it; else the log is read in full.
+        tail = checkpoint && (await loadTail(backend, id, checkpoint))
+        if (!tail) loaded = await loadEvents(backend, id)
       } catch (error) {
         await lease.release()
         throw error
       }
+      const from = tail ?? loaded!
       const repairs: Repair[] = []
-      if (loaded.tornTail)
+      if (from.tornTail)
         repairs.push({
           kind: 'torn-tail',
-          location: loaded.tornTail.location,
-          bytes: loaded.tornTail.bytes,
+          location: from.tornTail.location,
+          bytes: from.tornTail.bytes,
         })
       return startSession({
         header,
-        events: loaded.events,
+        events: from.events,
         lease,
         repairs,
-        checker: loaded.checker,
-        positions: loaded.positions,
-        stored: loaded,
-        ...(loaded.restored ? { restored: loaded.restored } : {}),
-        ...(loaded.tornTail ? { truncateAt: loaded.tornTail.position } : {}),
+        checker: from.checker,
+        positions: from.positions,
+        stored: from,
+        ...(tail
+          ? {
+              resumed: checkpoint!,
+              checkpointed: {
+                throughSeq: checkpoint!.throughSeq,
+                characters: checkpoint!.characters,
+              },
+            }
+          : {}),
+        ...(from.tornTail ? { truncateAt: from.tornTail.position } : {}),
       })
     },
 
@@ -434,23 +553,7 @@ export function createSessionStore(backend: Backend, options: StoreOptions = {})
         )
       const source = await loadHeader(backend, id)
       const open = live.get(id)
-      if (open) return forkLive(open, source, atSeq)
-      const loaded = await loadEvents(backend, id, {
-        trusted: true,
-        ...(atSeq === undefined ? {} : { throughSeq: atSeq }),
-      })
-      const cut = forkCut(id, loaded.events, atSeq)
-      const header = childHeader(source, cut)
-      const lease = await backend.copyPrefix(id, header, cut, loaded.positions[cut])
-      // Read through an explicit cut exactly, the loader's checker stands at the cut.
-      return startSession({
-        header,
-        events: loaded.events.slice(0, cut + 1),
-        lease,
-        ...(atSeq === undefined ? {} : { checker: loaded.checker }),
-        // The copy is the bytes read: what the loader summed is the child's log exactly.
-        ...(loaded.events.length === cut + 1 ? { stored: loaded } : {}),
-      })
+      return open ? forkLive(open, source, atSeq) : forkStored(source, atSeq)
     },
 
     async list(listOptions = {}) {

@@ -62,7 +62,7 @@ describe('model-supplied keys', () => {
       const live = JSON.stringify(session.residentEvents)
       await session.close()
       const reopened = await store.open(session.header.id)
-      expect(JSON.stringify(reopened.events)).toBe(live)
+      expect(JSON.stringify(reopened.residentEvents)).toBe(live)
       expect(live).toContain(argumentsText)
       await reopened.close()
       await store.close()

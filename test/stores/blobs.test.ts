@@ -110,7 +110,7 @@ describe.each(FILE_STORE_KINDS)('large payloads in the %s store', (kind) => {
     const { store, session } = await sessionWithPayloads(directory)
     expect(Math.max(...storedSizes(kind, directory))).toBeLessThanOrEqual(MiB)
     const reopened = await store.open(session.header.id)
-    expect(reopened.events).toEqual(session.residentEvents)
+    expect(reopened.residentEvents).toEqual(session.residentEvents)
     expect(reopened.messages()).toEqual(project(session.residentEvents))
     await reopened.close()
   })
@@ -121,7 +121,7 @@ describe.each(FILE_STORE_KINDS)('large payloads in the %s store', (kind) => {
     // The same output appears twice in the log but is stored once; plus the image.
     expect(blobFiles(kind, directory)).toHaveLength(2)
     const child = await store.fork(session.header.id)
-    expect(child.events).toEqual(session.residentEvents)
+    expect(child.residentEvents).toEqual(session.residentEvents)
     await child.close()
     expect(blobFiles(kind, directory)).toHaveLength(2)
     const sizes = blobFiles(kind, directory)
@@ -167,7 +167,7 @@ describe.each(FILE_STORE_KINDS)('large payloads in the %s store', (kind) => {
     await session.close()
     expect(Math.max(...storedSizes(kind, directory))).toBeLessThanOrEqual(MiB)
     const reopened = await store.open(session.header.id)
-    expect(reopened.events.slice(0, 4)).toEqual(session.residentEvents)
+    expect(reopened.residentEvents.slice(0, 4)).toEqual(session.residentEvents)
     await reopened.close()
   })
 

@@ -21,7 +21,12 @@ import {
   type SessionEvent,
 } from '../../src/core/index.js'
 import type { Backend } from '../../src/stores/backend.js'
-import { type Checkpoint, encodeCheckpoint, parseCheckpoint } from '../../src/stores/checkpoint.js'
+import {
+  CHECKPOINT_VERSION,
+  type Checkpoint,
+  encodeCheckpoint,
+  parseCheckpoint,
+} from '../../src/stores/checkpoint.js'
 import { encodeEvents } from '../../src/stores/codec.js'
 import type { SessionStore, StoreOptions } from '../../src/stores/index.js'
 import { createJsonlBackend } from '../../src/stores/jsonl/jsonl-backend.js'
@@ -42,6 +47,7 @@ import {
   turnStart,
   user,
 } from '../support/log-builder.js'
+import { allEvents } from '../support/session-events.js'
 import { appendAll, appendEvents } from './support/events.js'
 import { adminQuery } from './support/postgres.js'
 import { STORE_KINDS, type StoreKind, tempDirectory, urlOf } from './support/stores.js'
@@ -109,9 +115,13 @@ function outcome(session: Session, [type, data]: Entry): string {
   }
 }
 
-/** Appends the next probe both sessions get, chosen from the state of `reference`. */
-function probe(reference: Session, kind: number, pick: number): Entry {
-  const state = foldLog(reference.events)
+/**
+ * Appends the next probe both sessions get, chosen from the state of `reference`. A compaction
+ * keeps from `keptFrom` on at the earliest: a session opened from a checkpoint refuses to keep
+ * events it does not hold (decision 0161).
+ */
+function probe(reference: Session, kind: number, pick: number, keptFrom: number): Entry {
+  const state = foldLog(reference.residentEvents)
   const turn = state.openTurn?.turn ?? state.lastTurn
   switch (kind % 7) {
     case 0:
@@ -125,7 +135,7 @@ function probe(reference: Session, kind: number, pick: number): Entry {
     case 4:
       return user('probe')
     case 5:
-      return compaction(pick % (reference.events.length + 1))
+      return compaction(keptFrom + (pick % (reference.residentEvents.length + 1 - keptFrom)))
     default:
       return turnStart(state.lastTurn + 2)
   }
@@ -150,7 +160,7 @@ describe.each(STORE_KINDS)('the checkpoint of the %s store', (kind) => {
           await first.close()
           // The rest is appended past the checkpoint by a process that does not update it.
           await appendRaw(backend, id, log.slice(covered))
-          const expected = [...first.events, ...log.slice(covered)]
+          const expected = [...first.residentEvents, ...log.slice(covered)]
 
           const checkpoint = await storedCheckpoint(backend, id)
           expect(checkpoint?.throughSeq).toBe(covered > 0 ? covered - 1 : undefined)
@@ -168,15 +178,22 @@ describe.each(STORE_KINDS)('the checkpoint of the %s store', (kind) => {
             events: structuredClone(expected),
             checkInvariants: true,
           })
-          const plan = crashRepairOf(reference.events)
+          const plan = crashRepairOf(reference.residentEvents)
           if (plan) applyCrashRepair(reference, plan)
           try {
-            expect(withoutTimes(opened.events)).toEqual(withoutTimes(reference.events))
+            // Opened from the checkpoint: only the events after it are read, until asked for.
+            expect(opened.residentFrom).toBe(covered)
+            expect(opened.isProjectionLoaded).toBe(covered === 0)
+            expect(opened.state()).toEqual(reference.state())
+            const read = await allEvents(opened)
+            expect(withoutTimes(read)).toEqual(withoutTimes(reference.residentEvents))
+            await opened.loadProjection()
             expect(opened.messages()).toEqual(reference.messages())
-            expect(opened.messages()).toEqual(project(opened.events))
+            expect(opened.messages()).toEqual(project(read))
+            expect(opened.requestHeader()).toEqual(reference.requestHeader())
             expect(opened.transcriptCharacters()).toBe(reference.transcriptCharacters())
             for (const [kindOf, at] of probes) {
-              const next = probe(reference, kindOf, at)
+              const next = probe(reference, kindOf, at, opened.residentFrom)
               expect(outcome(opened, next)).toBe(outcome(reference, next))
             }
             expect(opened.messages()).toEqual(reference.messages())
@@ -186,16 +203,18 @@ describe.each(STORE_KINDS)('the checkpoint of the %s store', (kind) => {
           }
           // Closing wrote a checkpoint of everything: the next open takes it and agrees.
           expect((await storedCheckpoint(backend, id))?.throughSeq).toBe(
-            opened.events.length > 0 ? opened.events.length - 1 : undefined,
+            opened.nextSeq > 0 ? opened.nextSeq - 1 : undefined,
           )
           // (A probe may have left a turn open: opening again closes it, as after a crash.)
           const again = await store.open(id)
           try {
-            expect(again.events.slice(0, opened.events.length)).toEqual(opened.events)
+            const readAgain = await allEvents(again)
+            expect(readAgain.slice(0, opened.nextSeq)).toEqual(await allEvents(opened))
             const whole = openLiveSession({
               header: again.header,
-              events: structuredClone(again.events),
+              events: structuredClone(readAgain),
             })
+            await again.loadProjection()
             expect(again.messages()).toEqual(whole.messages())
             expect(again.transcriptCharacters()).toBe(whole.transcriptCharacters())
           } finally {
@@ -233,7 +252,8 @@ describe.each(STORE_KINDS)('the checkpoint of the %s store', (kind) => {
     expect(loaded.restored).toBeUndefined()
     expect(loaded.events).toEqual(session.residentEvents)
     const opened = await store.open(id)
-    expect(opened.events).toEqual(session.residentEvents)
+    expect(opened.residentFrom).toBe(0)
+    expect(opened.residentEvents).toEqual(session.residentEvents)
     expect(opened.messages()).toEqual(session.messages())
     expect(opened.transcriptCharacters()).toBe(session.transcriptCharacters())
     await opened.close()
@@ -253,10 +273,39 @@ describe.each(STORE_KINDS)('the checkpoint of the %s store', (kind) => {
     await expectIgnoredAndRebuilt(context, text.replace('"throughSeq":', '"throughSeq":1'))
   })
 
-  it('ignores a checkpoint whose checksum of the log does not match', async () => {
+  /**
+   * Opens `id` from a checkpoint that does not fit the log in a way only reading the covered
+   * events tells (decision 0161): that read is refused, the checkpoint discarded, and the next
+   * open checks the whole log and writes a good one.
+   */
+  async function expectFoundWhenRead(
+    context: Awaited<ReturnType<typeof checkpointed>>,
+    misfit: string,
+  ) {
+    const { backend, store, id, session } = context
+    await backend.writeCheckpoint!(id, misfit)
+    const opened = await store.open(id)
+    expect(opened.residentFrom).toBe(context.checkpoint.throughSeq + 1)
+    const loading = opened.loadProjection()
+    await expect(loading).rejects.toBeInstanceOf(LogCorruptError)
+    await expect(loading).rejects.toThrow(/changed after it was opened/)
+    expect(() => opened.messages()).toThrow(/loadProjection/)
+    await opened.close()
+    expect(await storedCheckpoint(backend, id)).toBeUndefined()
+    const again = await store.open(id)
+    expect(again.residentFrom).toBe(0)
+    expect(again.residentEvents).toEqual(session.residentEvents)
+    expect(again.messages()).toEqual(session.messages())
+    expect(again.transcriptCharacters()).toBe(session.transcriptCharacters())
+    expect(outcome(again, turnEnd(999))).toMatch(/^INVARIANT_VIOLATION/)
+    await again.close()
+    expect((await storedCheckpoint(backend, id))?.throughSeq).toBe(context.checkpoint.throughSeq)
+  }
+
+  it('finds a checkpoint whose checksum of the log does not match when the log is read', async () => {
     const context = await checkpointed()
     const wrong = { ...context.checkpoint, checksum: (context.checkpoint.checksum + 1) >>> 0 }
-    await expectIgnoredAndRebuilt(context, encodeCheckpoint(wrong))
+    await expectFoundWhenRead(context, encodeCheckpoint(wrong))
   })
 
   it('ignores a checkpoint of a seq beyond the log', async () => {
@@ -278,10 +327,11 @@ describe.each(STORE_KINDS)('the checkpoint of the %s store', (kind) => {
   it('ignores a checkpoint of another format version', async () => {
     const context = await checkpointed()
     const text = encodeCheckpoint(context.checkpoint)
-    await expectIgnoredAndRebuilt(context, text.replace('{"version":1,', '{"version":2,'))
+    const other = `{"version":${CHECKPOINT_VERSION + 1},`
+    await expectIgnoredAndRebuilt(context, text.replace(`{"version":${CHECKPOINT_VERSION},`, other))
   })
 
-  it('ignores a checkpoint whose projection does not fit the log, and projects in full', async () => {
+  it('finds a checkpoint whose projection does not fit the log when it is loaded', async () => {
     const context = await checkpointed()
     const { checkpoint, session } = context
     const beyond: Checkpoint = {
@@ -298,12 +348,7 @@ describe.each(STORE_KINDS)('the checkpoint of the %s store', (kind) => {
       ...checkpoint,
       projection: { ...checkpoint.projection, seqs: [silent] },
     }
-    await context.backend.writeCheckpoint!(context.id, encodeCheckpoint(misfit))
-    const opened = await context.store.open(context.id)
-    expect(opened.messages()).toEqual(session.messages())
-    expect(opened.transcriptCharacters()).toBe(session.transcriptCharacters())
-    expect(outcome(opened, turnEnd(999))).toMatch(/^INVARIANT_VIOLATION/)
-    await opened.close()
+    await expectFoundWhenRead(context, encodeCheckpoint(misfit))
   })
 
   it('writes no checkpoint at close below the size policy, and one at a durability point past it', async () => {
@@ -361,7 +406,7 @@ describe.each(STORE_KINDS)('the checkpoint of the %s store', (kind) => {
     await session.close()
     expect(await inner.readCheckpoint!(session.header.id)).toBeUndefined()
     const opened = await store.open(session.header.id)
-    expect(opened.events).toEqual(session.residentEvents)
+    expect(opened.residentEvents).toEqual(session.residentEvents)
     await opened.close()
   })
 
@@ -372,10 +417,12 @@ describe.each(STORE_KINDS)('the checkpoint of the %s store', (kind) => {
     appendAll(child, [user('in the child')])
     await child.close()
     expect((await storedCheckpoint(context.backend, child.header.id))?.throughSeq).toBe(
-      child.events.length - 1,
+      child.nextSeq - 1,
     )
     const reopened = await context.store.open(child.header.id)
-    expect(reopened.events).toEqual(child.events)
+    expect(reopened.residentFrom).toBe(child.nextSeq)
+    expect(await allEvents(reopened)).toEqual(await allEvents(child))
+    await reopened.loadProjection()
     expect(reopened.messages()).toEqual(child.messages())
     await reopened.close()
   })
@@ -413,10 +460,29 @@ describe.each(['jsonl', 'sqlite', 'postgres'] as const)(
       }
     }
 
+    /**
+     * Opening reads only past the checkpoint (decision 0161), so the edit is found when the
+     * covered events are read: that read is refused and the checkpoint discarded, and the next
+     * open checks the whole log.
+     */
+    async function expectFoundOnRead(backend: Backend, store: SessionStore, id: string) {
+      const opened = await store.open(id)
+      expect(opened.residentFrom).toBe(3)
+      const loading = opened.loadProjection()
+      await expect(loading).rejects.toBeInstanceOf(LogCorruptError)
+      await expect(loading).rejects.toMatchObject({
+        message: expect.stringMatching(/changed after it was opened.*open it again/),
+      })
+      await expect(allEvents(opened)).rejects.toBeInstanceOf(LogCorruptError)
+      await opened.close()
+      expect(await storedCheckpoint(backend, id)).toBeUndefined()
+    }
+
     it('is refused as LogCorruptError when the edit breaks the event', async () => {
-      const { directory, store, id } = await withCheckpoint()
+      const { directory, backend, store, id } = await withCheckpoint()
       // Same length, so the JSONL positions still match: only the checksum tells.
       await edit(directory, id, '"type":"text"', '"type":"tezt"')
+      await expectFoundOnRead(backend, store, id)
       const attempt = store.open(id)
       await expect(attempt).rejects.toBeInstanceOf(LogCorruptError)
       await expect(attempt).rejects.toMatchObject({
@@ -429,7 +495,9 @@ describe.each(['jsonl', 'sqlite', 'postgres'] as const)(
       await edit(directory, id, 'second line', 'second LINE')
       const checkpoint = await storedCheckpoint(backend, id)
       expect((await loadEvents(backend, id, { checkpoint })).restored).toBeUndefined()
+      await expectFoundOnRead(backend, store, id)
       const opened = await store.open(id)
+      expect(opened.residentFrom).toBe(0)
       expect(opened.messages()[1]).toEqual({
         role: 'user',
         content: [{ type: 'text', text: 'second LINE' }],
@@ -455,7 +523,7 @@ describe('the SQLite schema', () => {
     const store = createSessionStore(createSqliteBackend(path, undefined), EVERY_CLOSE)
     stores.push(store)
     const opened = await store.open(session.header.id)
-    expect(opened.events).toEqual(session.residentEvents)
+    expect(opened.residentEvents).toEqual(session.residentEvents)
     await opened.close()
     const check = new Database(path, { readonly: true })
     expect(check.pragma('user_version', { simple: true })).toBe(2)

@@ -70,10 +70,10 @@ describe.each(STORE_KINDS)('the %s store', (kind) => {
         const reopened = await reader.open(session.header.id)
         try {
           expect(reopened.header).toEqual(session.header)
-          expect(reopened.events).toEqual(session.residentEvents)
+          expect(reopened.residentEvents).toEqual(session.residentEvents)
           expect(reopened.messages()).toEqual(project(session.residentEvents))
           expect(reopened.repairs).toEqual([])
-          expect(checkLog(reopened.events)).toEqual([])
+          expect(checkLog(reopened.residentEvents)).toEqual([])
         } finally {
           await reopened.close()
         }
@@ -109,7 +109,7 @@ describe.each(STORE_KINDS)('the %s store', (kind) => {
     // Closing mid-turn leaves the log as a crash would: the turn is open.
     await session.close()
     const reopened = await reader.open(session.header.id)
-    const tail = reopened.events.slice(session.residentEvents.length)
+    const tail = reopened.residentEvents.slice(session.residentEvents.length)
     expect(typesOf(tail)).toBe('tool/result tool/result step/end turn/end')
     expect(tail[0]!.data).toMatchObject({
       callId: 'c1',
@@ -138,11 +138,11 @@ describe.each(STORE_KINDS)('the %s store', (kind) => {
         ],
       },
     ])
-    expect(checkLog(reopened.events)).toEqual([])
+    expect(checkLog(reopened.residentEvents)).toEqual([])
     await reopened.close()
     // The repair is durable: opening again finds nothing to repair.
     const again = await reader.open(session.header.id)
-    expect(again.events).toEqual(reopened.events)
+    expect(again.residentEvents).toEqual(reopened.residentEvents)
     expect(again.repairs).toEqual([])
     await again.close()
   })
@@ -153,7 +153,7 @@ describe.each(STORE_KINDS)('the %s store', (kind) => {
     appendAll(session, [turnStart(1), user('p'), stepStart(1, 1), assistant('x'), stepEnd(1, 1)])
     await session.close()
     const reopened = await reader.open(session.header.id)
-    expect(typesOf(reopened.events.slice(5))).toBe('turn/end')
+    expect(typesOf(reopened.residentEvents.slice(5))).toBe('turn/end')
     await reopened.close()
   })
 
@@ -163,7 +163,7 @@ describe.each(STORE_KINDS)('the %s store', (kind) => {
     appendAll(session, [...closedTurn(1, 'first'), user('X', 'plugin')])
     await session.close()
     const reopened = await reader.open(session.header.id)
-    expect(reopened.events).toEqual(session.residentEvents)
+    expect(reopened.residentEvents).toEqual(session.residentEvents)
     expect(reopened.repairs).toEqual([])
     expect(reopened.messages().at(-1)).toEqual({ role: 'user', content: text('X') })
     await reopened.close()
@@ -302,13 +302,13 @@ describe.each(STORE_KINDS)('the %s store', (kind) => {
         parent: { sessionId: source.header.id, seq: 12 },
       })
       expect(child.header.id).not.toBe(source.header.id)
-      expect(child.events).toEqual(source.events.slice(0, 13))
+      expect(child.residentEvents).toEqual(source.residentEvents.slice(0, 13))
       expect(child.messages().at(-1)).toEqual({ role: 'user', content: text('X') })
       expect(child.repairs).toEqual([])
       appendAll(child, closedTurn(2, 'in the child'))
       await child.close()
       const reread = await store.read(child.header.id)
-      expect(reread.events.slice(0, 13)).toEqual(source.events.slice(0, 13))
+      expect(reread.events.slice(0, 13)).toEqual(source.residentEvents.slice(0, 13))
       expect(checkLog(reread.events)).toEqual([])
     })
 
@@ -327,11 +327,11 @@ describe.each(STORE_KINDS)('the %s store', (kind) => {
       const { store } = await setup()
       const source = await sourceWithOpenTurn(store)
       const child = await store.fork(source.header.id, { atSeq: 11 })
-      expect(child.events).toEqual(source.events.slice(0, 12))
+      expect(child.residentEvents).toEqual(source.residentEvents.slice(0, 12))
       expect(child.header.parent).toEqual({ sessionId: source.header.id, seq: 11 })
       await child.close()
       const reread = await store.read(child.header.id)
-      expect(reread.events).toEqual(source.events.slice(0, 12))
+      expect(reread.events).toEqual(source.residentEvents.slice(0, 12))
     })
 
     it('forks a session that has only an open turn into an empty child', async () => {
@@ -341,7 +341,7 @@ describe.each(STORE_KINDS)('the %s store', (kind) => {
       if (closeSource) await source.close()
       else await source.flush()
       const child = await store.fork(source.header.id)
-      expect(child.events).toEqual([])
+      expect(child.residentEvents).toEqual([])
       expect(child.header.parent).toEqual({ sessionId: source.header.id, seq: -1 })
     })
 
@@ -357,13 +357,13 @@ describe.each(STORE_KINDS)('the %s store', (kind) => {
       for (const atSeq of [11, 23]) {
         const child = await store.fork(source.header.id, { atSeq })
         expect((await store.read(child.header.id)).events).toEqual(
-          source.events.slice(0, atSeq + 1),
+          source.residentEvents.slice(0, atSeq + 1),
         )
         // The child is open here but was written by a copy, so where its events sit on disk is
         // not known in memory: forking it reads them.
         const grandchild = await store.fork(child.header.id, { atSeq: 11 })
-        expect(grandchild.events).toEqual(source.events.slice(0, 12))
-        expect((await store.read(grandchild.header.id)).events).toEqual(source.events.slice(0, 12))
+        expect(grandchild.residentEvents).toEqual(source.residentEvents.slice(0, 12))
+        expect((await store.read(grandchild.header.id)).events).toEqual(source.residentEvents.slice(0, 12))
         await child.close()
         await grandchild.close()
       }
@@ -376,7 +376,7 @@ describe.each(STORE_KINDS)('the %s store', (kind) => {
       for (const atSeq of [12, 11, 11]) {
         const child = await store.fork(parent.header.id, { atSeq })
         expect(child.header.parent).toEqual({ sessionId: parent.header.id, seq: atSeq })
-        expect(child.events).toEqual(root.events.slice(0, atSeq + 1))
+        expect(child.residentEvents).toEqual(root.residentEvents.slice(0, atSeq + 1))
         if (parent !== root) await parent.close()
         if (closeSource) {
           await child.close()
@@ -389,7 +389,7 @@ describe.each(STORE_KINDS)('the %s store', (kind) => {
       appendAll(last, closedTurn(2, 'in the great-grandchild'))
       await last.close()
       const reread = await store.read(parent.header.id)
-      expect(reread.events.slice(0, 12)).toEqual(root.events.slice(0, 12))
+      expect(reread.events.slice(0, 12)).toEqual(root.residentEvents.slice(0, 12))
       expect(checkLog(reread.events)).toEqual([])
     })
   })
@@ -428,7 +428,7 @@ describe.each(STORE_KINDS)('the %s store', (kind) => {
       appendAll(session, [user('third zebra', 'ctx')])
       await session.close()
       const reopened = await reader.open(session.header.id)
-      expect(reopened.events).toEqual(session.residentEvents)
+      expect(reopened.residentEvents).toEqual(session.residentEvents)
       await reopened.close()
       const hits = await store.search('zebra')
       expect(hits.map((hit) => hit.seq).sort()).toEqual([0, 2])
@@ -453,7 +453,7 @@ describe.each(STORE_KINDS)('the %s store', (kind) => {
       expect(await codeOf(other.importJsonl([exported]))).toBe('INVALID_INPUT')
       // Imported with its turn open, as exported; opening repairs it like any crash.
       const opened = await other.open(session.header.id)
-      expect(opened.events.at(-1)!.type).toBe('turn/end')
+      expect(opened.residentEvents.at(-1)!.type).toBe('turn/end')
       await opened.close()
     })
   })
@@ -466,7 +466,7 @@ describe.each(STORE_KINDS)('the %s store', (kind) => {
     expect(Object.is((appended.data as unknown as { meta: { n: number } }).meta.n, 0)).toBe(true)
     await session.close()
     const reopened = await reader.open(session.header.id)
-    expect(reopened.events).toEqual(session.residentEvents)
+    expect(reopened.residentEvents).toEqual(session.residentEvents)
     await reopened.close()
   })
 

@@ -104,15 +104,15 @@ describe('the JSONL store on disk', () => {
         const kept = cut.toString('utf8').split('\n').length - 2
         const torn = length - (cut.lastIndexOf(10) + 1)
         const opened = await cutStore.open(id)
-        expect(opened.events.slice(0, kept), `length ${length}`).toEqual(
+        expect(opened.residentEvents.slice(0, kept), `length ${length}`).toEqual(
           session.residentEvents.slice(0, kept),
         )
         expect(opened.repairs[0]?.kind === 'torn-tail', `length ${length}`).toBe(torn > 0)
         if (torn > 0) expect(opened.repairs[0]).toMatchObject({ bytes: torn })
-        expect(checkLog(opened.events), `length ${length}`).toEqual([])
+        expect(checkLog(opened.residentEvents), `length ${length}`).toEqual([])
         await opened.close()
         const again = await cutStore.read(id)
-        expect(again.events, `length ${length}`).toEqual(opened.events)
+        expect(again.events, `length ${length}`).toEqual(opened.residentEvents)
         expect(again.tornTail).toBeUndefined()
       } finally {
         await cutStore.close()
@@ -160,12 +160,12 @@ describe('the JSONL store on disk', () => {
     expect(salvaged.header.parent).toEqual({ sessionId: id, seq: 6 })
     expect(salvaged.header.title).toBe('small (repaired)')
     // Seqs 0..6 end inside step 1 of turn 1, so the copy is closed like a crash.
-    expect(salvaged.events.slice(0, 7)).toEqual(session.residentEvents.slice(0, 7))
-    expect(typesOf(salvaged.events.slice(7))).toBe('step/end turn/end')
-    expect(checkLog(salvaged.events)).toEqual([])
+    expect(salvaged.residentEvents.slice(0, 7)).toEqual(session.residentEvents.slice(0, 7))
+    expect(typesOf(salvaged.residentEvents.slice(7))).toBe('step/end turn/end')
+    expect(checkLog(salvaged.residentEvents)).toEqual([])
     await salvaged.close()
     expect(readFileSync(logPath(directory, id))).toEqual(damaged)
-    expect((await store.read(salvaged.header.id)).events).toEqual(salvaged.events)
+    expect((await store.read(salvaged.header.id)).events).toEqual(salvaged.residentEvents)
   })
 
   it('salvages a log whose header is damaged, with a fresh header', async () => {
@@ -211,7 +211,7 @@ describe('the JSONL store on disk', () => {
       Buffer.from([...lines.slice(0, -1), unknown(true), ''].join('\n')),
     )
     const opened = await kept.store.open(id)
-    expect(opened.events[15]).toEqual({
+    expect(opened.residentEvents[15]).toEqual({
       seq: 15,
       time: 1,
       type: 'plugin/note',
@@ -334,13 +334,13 @@ describe('the JSONL store on disk', () => {
       for (const atSeq of [9, 8, 8]) {
         const child = await store.fork(parent, { atSeq })
         expect(child.header.parent).toEqual({ sessionId: parent, seq: atSeq })
-        expect(child.events).toEqual(root.events.slice(0, atSeq + 1))
+        expect(child.residentEvents).toEqual(root.residentEvents.slice(0, atSeq + 1))
         await child.close()
         const childBytes = readFileSync(logPath(directory, child.header.id))
         expect(body(childBytes).equals(prefix(rootBytes, atSeq + 1))).toBe(true)
         const reopened = await store.open(child.header.id)
-        expect(reopened.events).toEqual(root.events.slice(0, atSeq + 1))
-        expect(checkLog(reopened.events)).toEqual([])
+        expect(reopened.residentEvents).toEqual(root.residentEvents.slice(0, atSeq + 1))
+        expect(checkLog(reopened.residentEvents)).toEqual([])
         await reopened.close()
         parent = child.header.id
       }

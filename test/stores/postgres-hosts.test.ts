@@ -85,7 +85,7 @@ describe('the PostgreSQL store across hosts', () => {
       await expect(store.open(session.header.id)).rejects.toBeInstanceOf(SessionBusyError)
       await ageLease(here.schema, session.header.id)
       const reopened = await store.open(session.header.id)
-      expect(typesOf(reopened.events)).toBe('turn/start user/message turn/end')
+      expect(typesOf(reopened.residentEvents)).toBe('turn/start user/message turn/end')
       await reopened.close()
     } finally {
       await here.done()
@@ -176,7 +176,7 @@ describe('the PostgreSQL store across hosts', () => {
       }
       await session.close().catch(() => {})
       const reopened = await (await here.open()).open(session.header.id)
-      expect(typesOf(reopened.events)).toBe('user/message')
+      expect(typesOf(reopened.residentEvents)).toBe('user/message')
       await reopened.close()
     } finally {
       await here.done()
@@ -296,7 +296,7 @@ describe('large payloads in the PostgreSQL store', () => {
       const blobs = await adminQuery(`SELECT bytes FROM ${here.schema}.blobs`)
       expect(blobs.rows.map((row) => row.bytes)).toEqual([Buffer.byteLength(big)])
       const reopened = await (await here.open()).open(fork.header.id)
-      expect(reopened.events).toEqual(session.residentEvents)
+      expect(reopened.residentEvents).toEqual(session.residentEvents)
       await reopened.close()
       let exported = ''
       for await (const line of store.exportJsonl(session.header.id)) exported += line

@@ -58,7 +58,7 @@ describe.each(FILE_STORE_KINDS)('the %s store across processes', (kind) => {
     await expect(store.open(session.header.id)).rejects.toBeInstanceOf(SessionBusyError)
     await child.kill()
     const reopened = await store.open(session.header.id)
-    expect(typesOf(reopened.events)).toBe('turn/start user/message turn/end')
+    expect(typesOf(reopened.residentEvents)).toBe('turn/start user/message turn/end')
     await reopened.close()
   })
 })

@@ -56,14 +56,14 @@ describe('the SQLite store on disk', () => {
         outcomes.add(-1)
       } else {
         const opened = outcome.session
-        const repairStart = opened.events.findIndex(
+        const repairStart = opened.residentEvents.findIndex(
           (event, seq) => !isDeepStrictEqual(event, events[seq]),
         )
-        const kept = repairStart < 0 ? opened.events.length : repairStart
+        const kept = repairStart < 0 ? opened.residentEvents.length : repairStart
         // Whole commits only: the session's creation, then one commit per flush.
         expect([0, ...durable], `cut ${cut}: ${kept} events kept`).toContain(kept)
-        expect(opened.events.slice(0, kept)).toEqual(events.slice(0, kept))
-        expect(checkLog(opened.events), `cut ${cut}`).toEqual([])
+        expect(opened.residentEvents.slice(0, kept)).toEqual(events.slice(0, kept))
+        expect(checkLog(opened.residentEvents), `cut ${cut}`).toEqual([])
         outcomes.add(kept)
         await opened.close()
       }
@@ -83,13 +83,13 @@ describe('the SQLite store on disk', () => {
     const store = await storeOf('sqlite', directory)
     const opened = await store.open(ready.id as string)
     const events = ready.events as SessionEvent[]
-    expect(opened.events.slice(0, events.length)).toEqual(events)
-    expect(opened.events.slice(events.length).map((event) => event.type)).toEqual(REPAIR_TYPES)
-    expect(opened.events[events.length]!.data).toMatchObject({
+    expect(opened.residentEvents.slice(0, events.length)).toEqual(events)
+    expect(opened.residentEvents.slice(events.length).map((event) => event.type)).toEqual(REPAIR_TYPES)
+    expect(opened.residentEvents[events.length]!.data).toMatchObject({
       callId: 'c1',
       error: { code: 'outcome-unknown' },
     })
-    expect(opened.events[events.length + 1]!.data).toMatchObject({
+    expect(opened.residentEvents[events.length + 1]!.data).toMatchObject({
       callId: 'c2',
       error: { code: 'interrupted' },
     })

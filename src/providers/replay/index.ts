@@ -160,7 +160,7 @@ function partOf(block: AssistantBlock): StreamPart {
 /** Each assistant message with the projection just before it, in one pass over the log. */
 function recordingsOf(events: readonly SessionEvent[]): Recording[] {
   const recordings: Recording[] = []
-  const projector = createProjector(() => events)
+  const projector = createProjector((seq) => events[seq])
   let awaitingEnd: Recording[] = []
   for (const event of events) {
     if (isCoreEvent(event)) {

@@ -135,7 +135,11 @@ export async function createJsonlBackend(
       const firstLine = (options.fromSeq ?? 0) + 2
       const throughLine =
         options.throughSeq === undefined ? Number.POSITIVE_INFINITY : options.throughSeq + 2
-      for await (const batch of readLines(path)) {
+      const from =
+        options.fromPosition === undefined
+          ? undefined
+          : { offset: options.fromPosition, line: firstLine }
+      for await (const batch of readLines(path, { firstLine, ...(from ? { from } : {}) })) {
         let records: StoredRecord[] = batch.lines as Line[]
         const first = records[0]
         const last = records.at(-1)

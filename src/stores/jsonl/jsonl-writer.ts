@@ -41,8 +41,13 @@ export async function openJsonlWriter(options: {
   const handle = await open(logPath, SYNCED_APPEND ?? 'a')
   // Byte offsets where each event's line ends, so a fork can copy a prefix without reading it.
   let offset = (await handle.stat()).size
-  const firstSeq = start.positions ? 0 : start.eventCount
-  const positions: number[] = start.positions ? [...start.positions] : []
+  // Without positions, the file's end is where its last event ends.
+  const firstSeq = start.positions ? (start.positionsFrom ?? 0) : Math.max(0, start.eventCount - 1)
+  const positions: number[] = start.positions
+    ? [...start.positions]
+    : start.eventCount > 0
+      ? [offset]
+      : []
   let eventCount = start.eventCount
   let updatedAt = start.updatedAt
   let metaWrittenAt = 0

@@ -31,16 +31,28 @@ export type LineBatch = { readonly lines: readonly Line[]; readonly torn?: TornS
 // the 50 ms block budget of B2).
 const CHUNK_BYTES = 1024 * 1024
 
+export type ReadLinesOptions = {
+  /** Start at this byte offset, which begins line `line` (a line start the caller knows). */
+  readonly from?: { readonly offset: number; readonly line: number }
+  /** Lines numbered below this are counted but not decoded or yielded. */
+  readonly firstLine?: number
+}
+
 /** Yields the lines of `path` in order, one batch per chunk read. */
-export async function* readLines(path: string): AsyncGenerator<LineBatch> {
+export async function* readLines(
+  path: string,
+  options: ReadLinesOptions = {},
+): AsyncGenerator<LineBatch> {
   const handle = await open(path, 'r')
   try {
+    const startOffset = options.from?.offset ?? 0
     // Small files (most sessions) get a small buffer: a large one costs page faults per read.
     const size = (await handle.stat()).size
-    let buffer = Buffer.allocUnsafe(Math.max(1024, Math.min(CHUNK_BYTES, size + 1)))
+    let buffer = Buffer.allocUnsafe(Math.max(1024, Math.min(CHUNK_BYTES, size - startOffset + 1)))
     let filled = 0
-    let bufferOffset = 0
-    let number = 0
+    let bufferOffset = startOffset
+    let number = (options.from?.line ?? 1) - 1
+    const firstLine = options.firstLine ?? 0
     for (;;) {
       // A line longer than the buffer: grow it so the line fits whole.
       if (filled === buffer.length) {
@@ -61,6 +73,10 @@ export async function* readLines(path: string): AsyncGenerator<LineBatch> {
       let start = 0
       for (let newline = view.indexOf(10, start); newline >= 0; newline = view.indexOf(10, start)) {
         number++
+        if (number < firstLine) {
+          start = newline + 1
+          continue
+        }
         lines.push({
           kind: 'line',
           text: view.toString('utf8', start, newline),
