@@ -12,7 +12,7 @@ import { CLOSE_CODES, type LiveSnapshot, type SlowCloseReason, type StreamMessag
 /** The part of a `ws` WebSocket the stream uses. */
 export interface StreamSocket {
   readonly bufferedAmount: number
-  send(data: string, callback?: (error?: Error) => void): void
+  send(data: string, callback?: (error?: Error | null) => void): void
   close(code?: number, reason?: string): void
   terminate(): void
 }
@@ -104,7 +104,7 @@ export function createStreamClient(options: StreamClientOptions): StreamClient {
       socket.send(frame)
       return undefined
     }
-    return new Promise((resolve) => socket.send(frame, (error) => resolve(error === undefined)))
+    return new Promise((resolve) => socket.send(frame, (error) => resolve(!error)))
   }
   /** After a wait: the replay goes on unless the client closed meanwhile. */
   const resume = (isSent: boolean) => {
