@@ -29,14 +29,9 @@ import {
 } from '../../src/stores/checkpoint.js'
 import { encodeEvents } from '../../src/stores/codec.js'
 import type { SessionStore, StoreOptions } from '../../src/stores/index.js'
-import { createJsonlBackend } from '../../src/stores/jsonl/jsonl-backend.js'
 import { loadEvents } from '../../src/stores/log-loader.js'
-import { createMemoryBackend } from '../../src/stores/memory/memory-backend.js'
-import { createPostgresBackend } from '../../src/stores/postgres/postgres-backend.js'
 import { createSessionStore } from '../../src/stores/session-store.js'
 import { createSqliteBackend } from '../../src/stores/sqlite/sqlite-backend.js'
-import type { PostgresLocation } from '../../src/stores/store-url.js'
-import { parseStoreUrl } from '../../src/stores/store-url.js'
 import { validLog } from '../support/arbitraries.js'
 import {
   compaction,
@@ -50,25 +45,10 @@ import {
 import { allEvents } from '../support/session-events.js'
 import { appendAll, appendEvents } from './support/events.js'
 import { adminQuery } from './support/postgres.js'
-import { STORE_KINDS, type StoreKind, tempDirectory, urlOf } from './support/stores.js'
+import { backendOf, STORE_KINDS, type StoreKind, tempDirectory, urlOf } from './support/stores.js'
 
 /** Every close writes a checkpoint, however small the log. */
 const EVERY_CLOSE: StoreOptions = { checkpointPolicy: { minCharacters: 0 } }
-
-async function backendOf(kind: StoreKind, directory: string): Promise<Backend> {
-  switch (kind) {
-    case 'memory':
-      return createMemoryBackend()
-    case 'jsonl':
-      return createJsonlBackend(join(directory, 'jsonl'), undefined)
-    case 'sqlite':
-      return createSqliteBackend(join(directory, 'sessions.db'), undefined)
-    case 'postgres':
-      return createPostgresBackend(
-        parseStoreUrl(urlOf('postgres', directory), process.env) as PostgresLocation,
-      )
-  }
-}
 
 /** A store over a backend the test can also reach directly; closed after the test. */
 async function setup(kind: StoreKind, options: StoreOptions = EVERY_CLOSE) {

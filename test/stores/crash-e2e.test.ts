@@ -34,7 +34,9 @@ describe.each(FILE_STORE_KINDS)('an agent killed over the %s store', (kind) => {
   it('(a) while the model streams: the open step and turn are closed as interrupted', async () => {
     const { session, before } = await killedAt('streaming')
     expect(notation(before)).toBe('T+1 U(write the file) S+1 H')
-    expect(notation(session.residentEvents)).toBe('T+1 U(write the file) S+1 H S-1 T-1(interrupted)')
+    expect(notation(session.residentEvents)).toBe(
+      'T+1 U(write the file) S+1 H S-1 T-1(interrupted)',
+    )
     expect(session.residentEvents.slice(0, before.length)).toEqual(before)
     expect(session.repairs).toEqual([
       { kind: 'turn-closed', turn: 1, fromSeq: 4, toSeq: 5, results: [] },
@@ -47,7 +49,9 @@ describe.each(FILE_STORE_KINDS)('an agent killed over the %s store', (kind) => {
   it('(b) inside a side-effecting tool: outcome-unknown for it, interrupted for the next', async () => {
     const { session, before } = await killedAt('tool')
     expect(notation(before)).toBe('T+1 U(write a.txt, then list) S+1 H A TC(c1)')
-    expect(notation(session.residentEvents.slice(before.length))).toBe('TR(c1) TR(c2) S-1 T-1(interrupted)')
+    expect(notation(session.residentEvents.slice(before.length))).toBe(
+      'TR(c1) TR(c2) S-1 T-1(interrupted)',
+    )
     const [unknown, interrupted] = session.residentEvents.slice(before.length)
     expect(unknown!.data).toMatchObject({
       callId: 'c1',
@@ -78,7 +82,9 @@ describe.each(FILE_STORE_KINDS)('an agent killed over the %s store', (kind) => {
     expect(notation(before)).toBe(`T+1 U(hi) S+1 H A S-1 T-1(completed) ${injected}`)
     expect(session.residentEvents).toEqual(before)
     expect(session.repairs).toEqual([])
-    expect(session.residentEvents.at(-1)!.data).toMatchObject({ source: { kind: 'plugin', name: 'e2e' } })
+    expect(session.residentEvents.at(-1)!.data).toMatchObject({
+      source: { kind: 'plugin', name: 'e2e' },
+    })
     const { harness, tail } = await resume(session)
     expect(tail).toBe('T+2 U(carry on) S+1 A S-1 T-2(completed)')
     expect(harness.requestTexts(0)).toEqual([

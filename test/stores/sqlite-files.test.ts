@@ -84,7 +84,9 @@ describe('the SQLite store on disk', () => {
     const opened = await store.open(ready.id as string)
     const events = ready.events as SessionEvent[]
     expect(opened.residentEvents.slice(0, events.length)).toEqual(events)
-    expect(opened.residentEvents.slice(events.length).map((event) => event.type)).toEqual(REPAIR_TYPES)
+    expect(opened.residentEvents.slice(events.length).map((event) => event.type)).toEqual(
+      REPAIR_TYPES,
+    )
     expect(opened.residentEvents[events.length]!.data).toMatchObject({
       callId: 'c1',
       error: { code: 'outcome-unknown' },
@@ -155,17 +157,24 @@ describe('the SQLite store on disk', () => {
 
     const damaged = await storeOf('sqlite', directory)
     const id = session.header.id
-    for (const attempt of [damaged.open(id), damaged.read(id)]) {
+    // Opening reads past the checkpoint only (decision 0161): the damage is met when the
+    // history is read.
+    const opened = await damaged.open(id)
+    expect(opened.residentFrom).toBe(300)
+    for (const attempt of [opened.loadProjection(), damaged.read(id)]) {
       await expect(attempt).rejects.toBeInstanceOf(LogCorruptError)
       await expect(attempt).rejects.toThrowError(/the SQLite database is damaged/)
       await expect(attempt).rejects.toThrowError(`rudder sessions repair ${id}`)
     }
+    await opened.close()
     const salvage = await damaged.repair(id)
     // Every row before the damaged page is kept; the cut names the first seq it could not read.
     expect(salvage.keptEvents).toBeGreaterThan(100)
     expect(salvage.keptEvents).toBeLessThanOrEqual(150)
     expect(salvage.problem?.location).toMatch(new RegExp(`seq ${salvage.keptEvents}$`))
-    expect(salvage.session.residentEvents).toEqual(session.residentEvents.slice(0, salvage.keptEvents))
+    expect(salvage.session.residentEvents).toEqual(
+      session.residentEvents.slice(0, salvage.keptEvents),
+    )
     await salvage.session.close()
   })
 

@@ -7,8 +7,14 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterEach } from 'vitest'
+import type { Backend } from '../../../src/stores/backend.js'
 import type { SessionStore, StoreOptions } from '../../../src/stores/index.js'
 import { openStore } from '../../../src/stores/index.js'
+import { createJsonlBackend } from '../../../src/stores/jsonl/jsonl-backend.js'
+import { createMemoryBackend } from '../../../src/stores/memory/memory-backend.js'
+import { createPostgresBackend } from '../../../src/stores/postgres/postgres-backend.js'
+import { createSqliteBackend } from '../../../src/stores/sqlite/sqlite-backend.js'
+import { type PostgresLocation, parseStoreUrl } from '../../../src/stores/store-url.js'
 import { dropSchema, freshSchema, postgresUrl } from './postgres.js'
 
 export type StoreKind = 'memory' | 'jsonl' | 'sqlite' | 'postgres'
@@ -84,4 +90,20 @@ export async function secondHandle(
 export function tickingClock(start = 1_700_000_000_000): () => number {
   let now = start
   return () => now++
+}
+
+/** The backend of a store of `kind` in `directory`, for a test that reaches it directly. */
+export async function backendOf(kind: StoreKind, directory: string): Promise<Backend> {
+  switch (kind) {
+    case 'memory':
+      return createMemoryBackend()
+    case 'jsonl':
+      return createJsonlBackend(join(directory, 'jsonl'), undefined)
+    case 'sqlite':
+      return createSqliteBackend(join(directory, 'sessions.db'), undefined)
+    case 'postgres':
+      return createPostgresBackend(
+        parseStoreUrl(urlOf('postgres', directory), process.env) as PostgresLocation,
+      )
+  }
 }

@@ -1,0 +1,106 @@
+/**
+ * A live session over a partial log (docs/spec.md §9.2): the events before `fromSeq` come from
+ * its history only when read, and appends made while they are being read keep their place.
+ * The history here is a hand-made one whose reads wait on promises the test holds.
+ */
+import { describe, expect, it } from 'vitest'
+import {
+  createProjector,
+  foldLog,
+  LogCorruptError,
+  openLiveSession,
+  project,
+  type SessionEvent,
+  type SessionHistory,
+} from '../../src/core/index.js'
+import { buildLog, header, turnEnd, turnStart, user } from '../support/log-builder.js'
+
+const LOG = buildLog([
+  turnStart(1),
+  user('one'),
+  header(),
+  turnEnd(1),
+  turnStart(2),
+  user('two'),
+  turnEnd(2),
+])
+
+/** A history over `events` whose every read waits for `gate`; it counts the reads. */
+function gatedHistory(events: readonly SessionEvent[], gate: Promise<void>) {
+  const reads: [number, number][] = []
+  const history: SessionHistory = {
+    async *read(fromSeq, throughSeq) {
+      reads.push([fromSeq, throughSeq])
+      await gate
+      yield events.slice(fromSeq, throughSeq + 1)
+    },
+    mismatch: (reason) => new LogCorruptError('test', reason),
+  }
+  return { history, reads }
+}
+
+/** The session a store opens after a checkpoint through seq `throughSeq`. */
+function opened(throughSeq: number, history: SessionHistory) {
+  const projector = createProjector((seq) => LOG[seq])
+  for (const event of LOG.slice(0, throughSeq + 1)) projector.apply(event)
+  return openLiveSession({
+    header: { id: 's', formatVersion: 1, createdAt: 0 },
+    events: LOG.slice(throughSeq + 1),
+    fromSeq: throughSeq + 1,
+    history,
+    state: foldLog(LOG.slice(0, throughSeq + 1)),
+    projection: { state: projector.snapshot(), throughSeq },
+  })
+}
+
+describe('a session over a partial log', () => {
+  it('keeps appends made while its projection loads after the events read', async () => {
+    let open!: () => void
+    const { history, reads } = gatedHistory(
+      LOG,
+      new Promise((resolve) => {
+        open = resolve
+      }),
+    )
+    const session = opened(3, history)
+    expect(session.residentFrom).toBe(4)
+    const loading = session.loadProjection()
+    // A second call shares the first load.
+    const again = session.loadProjection()
+    const during = session.append('user/message', {
+      id: 'm',
+      content: [{ type: 'text', text: 'while loading' }],
+      source: { kind: 'user' },
+    })
+    expect(during.seq).toBe(7)
+    open()
+    await Promise.all([loading, again])
+    expect(reads).toEqual([[1, 3]])
+    expect(session.residentFrom).toBe(1)
+    expect(session.eventAt(7)).toBe(during)
+    expect(session.residentEvents.map((event) => event.seq)).toEqual([1, 2, 3, 4, 5, 6, 7])
+    expect(session.messages()).toEqual(project([...LOG, during]))
+    expect(session.requestHeader()).toEqual(header()[1])
+    expect(session.state()).toEqual(foldLog([...LOG, during]))
+  })
+
+  it('reads across the boundary it had when the read began', async () => {
+    const { history } = gatedHistory(LOG, Promise.resolve())
+    const session = opened(4, history)
+    const read: SessionEvent[] = []
+    for await (const batch of session.readEvents({ fromSeq: 2 })) {
+      read.push(...batch)
+      if (read.length === 3) await session.loadProjection()
+    }
+    expect(read).toEqual(LOG.slice(2))
+  })
+
+  it('refuses a projection that does not fit what its history gives', async () => {
+    // Seq 1 read back as an event that projects to no message.
+    const shifted = LOG.map((event, seq) => (seq === 1 ? { ...LOG[3]!, seq: 1 } : event))
+    const { history } = gatedHistory(shifted, Promise.resolve())
+    const session = opened(3, history)
+    await expect(session.loadProjection()).rejects.toThrow(/does not fit/)
+    expect(session.isProjectionLoaded).toBe(false)
+  })
+})
