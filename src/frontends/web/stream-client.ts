@@ -78,6 +78,8 @@ export function createStreamClient(options: StreamClientOptions): StreamClient {
   let cursor = options.since + 1
   /** A frame waits to drain, or a read of the log runs: it goes on from the cursor. */
   let isWaiting = false
+  /** The source changed while a read of the old one ran (its failure is then no problem). */
+  let isSourceChanged = false
   /** Aborts a read of the log when the client closes. */
   const closed = new AbortController()
 
@@ -119,22 +121,26 @@ export function createStreamClient(options: StreamClientOptions): StreamClient {
    */
   async function replayStored(throughSeq: number): Promise<void> {
     isWaiting = true
+    isSourceChanged = false
     let parts: string[] = []
     let size = 0
+    // The seq after the last event read; the cursor follows it frame by frame, as sent.
+    let next = cursor
     const flush = async () => {
       const frame = frameOf(parts)
       parts = []
       size = 0
+      cursor = next
       if ((await sendFrame(frame)) === false) phase = 'closed'
     }
     try {
       for await (const batch of source.read(cursor, throughSeq, closed.signal)) {
         for (const event of batch) {
-          if (event.seq !== cursor) continue
+          if (event.seq !== next) continue
           const text = JSON.stringify(event)
           parts.push(text)
           size += text.length
-          cursor++
+          next++
           if (parts.length >= 1000 || size >= limits.frameBytes) await flush()
           if (phase === 'closed') return
         }
@@ -146,6 +152,8 @@ export function createStreamClient(options: StreamClientOptions): StreamClient {
     } catch (error) {
       isWaiting = false
       if (phase === 'closed') return
+      // A session that closed under the read: the new source goes on from the cursor.
+      if (isSourceChanged) return client.pump()
       const problem: StreamMessage = {
         type: 'problem',
         code: (error as { code?: unknown }).code === 'LOG_CORRUPT' ? 'LOG_CORRUPT' : 'READ_FAILED',
@@ -163,7 +171,10 @@ export function createStreamClient(options: StreamClientOptions): StreamClient {
     pump() {
       if (phase === 'closed') return
       phase = 'replaying'
-      if (isWaiting) return
+      if (isWaiting) {
+        isSourceChanged = true
+        return
+      }
       // Synchronous while the events are held in memory: the switch to live happens in the
       // same stretch as the check that the cursor reached the end, so no event is missed.
       for (;;) {
