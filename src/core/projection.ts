@@ -39,7 +39,7 @@ export interface Projector {
    * (docs/spec.md §4), so it is part of what a checkpoint restores. Undefined before the first.
    */
   requestHeader(): EventMap['request/header'] | undefined
-  /** What a checkpoint keeps to restore this projector (`restoreProjector`); a copy. */
+  /** What a checkpoint keeps to project the log again from where this one needs (O(1)). */
   snapshot(): ProjectionState
 }
 
@@ -47,13 +47,13 @@ export interface Projector {
 export type EventAt = (seq: number) => SessionEvent | undefined
 
 /**
- * The projection as a checkpoint keeps it: the seqs of the events whose messages form the
- * transcript, in order (a compaction's seq stands for its summary and comes first), and the
- * characters of `Projector.characters`.
+ * The projection as a checkpoint keeps it: where projecting the log afresh gives it again (the
+ * last compaction's `firstKeptSeq`, else 0; any earlier seq does too, since each compaction
+ * starts the transcript over) and where its `request/header` is. A few numbers whatever the
+ * log's length, so a resumed session holds nothing of its transcript until it is loaded.
  */
 export type ProjectionState = {
-  readonly seqs: readonly number[]
-  readonly characters: number
+  readonly from: number
   /** The seq of the latest `request/header`, if any. */
   readonly headerSeq?: number
 }
@@ -67,91 +67,42 @@ export function project(events: readonly SessionEvent[]): readonly Message[] {
 
 /**
  * Creates an incremental projector. `eventAt` reads the log so far; it is called only when a
- * compaction is applied, to re-project the kept tail.
+ * compaction is applied, to re-project the kept tail. `header` is the latest `request/header`
+ * before the first event applied, if the projector starts inside a log.
  */
-export function createProjector(eventAt: EventAt): Projector {
-  return projectorFrom(eventAt, [], [], 0, undefined)
+export function createProjector(eventAt: EventAt, header?: CoreEvent<'request/header'>): Projector {
+  return projectorFrom(eventAt, header)
 }
 
-/**
- * A projector continuing from `state`, taken with `snapshot()` over the same log: its messages
- * are rebuilt from the events at `state.seqs` (no event is read but those and the header).
- * Returns undefined when the state does not fit the log (a seq not at hand, out of order, or
- * naming an event that projects to no message), so a caller projects the log from the start.
- */
-export function restoreProjector(eventAt: EventAt, state: ProjectionState): Projector | undefined {
-  const messages: Message[] = []
-  let previous = -1
-  for (const [index, seq] of state.seqs.entries()) {
-    const event = eventAt(seq)
-    if (seq <= previous || !event || event.seq !== seq || !isCoreEvent(event)) return undefined
-    if (event.type === 'compaction') {
-      // A summary comes first and stands for the kept events before it, which follow it.
-      if (index !== 0) return undefined
-      messages.push(summaryOf(event))
-      continue
-    }
-    previous = seq
-    const message = toMessage(event)
-    if (!message) return undefined
-    messages.push(message)
-  }
-  let header: CoreEvent<'request/header'> | undefined
-  if (state.headerSeq !== undefined) {
-    const event = eventAt(state.headerSeq)
-    if (event?.seq !== state.headerSeq || !isCoreEvent(event) || event.type !== 'request/header')
-      return undefined
-    header = event
-  }
-  return projectorFrom(eventAt, messages, [...state.seqs], state.characters, header)
+/** The first seq a projector rebuilt for `state` reads: its start, or its header if earlier. */
+export function firstSeqOf(state: ProjectionState): number {
+  return Math.min(state.from, state.headerSeq ?? state.from)
 }
 
-/**
- * The seqs a projector restored from `state` reads (`restoreProjector`), lowest first: where
- * reading the log must start to restore it.
- */
-export function firstSeqOf(state: ProjectionState): number | undefined {
-  let first = state.headerSeq
-  for (const seq of state.seqs) if (first === undefined || seq < first) first = seq
-  return first
-}
-
-/**
- * `state` after also projecting the events of `events` past `throughSeq`, without the events it
- * names: what a checkpoint needs of a projection not yet loaded. Undefined past a compaction
- * (which only a loaded projection can apply).
- */
+/** `state` after also projecting `events` (those past `throughSeq` count). */
 export function extendProjectionState(
   state: ProjectionState,
   events: readonly SessionEvent[],
   throughSeq: number,
-): ProjectionState | undefined {
-  const seqs = [...state.seqs]
-  let { characters, headerSeq } = state
+): ProjectionState {
+  let { from, headerSeq } = state
   for (const event of events) {
     if (event.seq <= throughSeq || !isCoreEvent(event)) continue
-    if (event.type === 'compaction') return undefined
-    if (event.type === 'request/header') headerSeq = event.seq
-    const message = toMessage(event)
-    if (!message) continue
-    seqs.push(event.seq)
-    characters += messageCharacters(message)
+    if (event.type === 'compaction') from = event.data.firstKeptSeq
+    else if (event.type === 'request/header') headerSeq = event.seq
   }
-  return { seqs, characters, ...(headerSeq === undefined ? {} : { headerSeq }) }
+  return { from, ...(headerSeq === undefined ? {} : { headerSeq }) }
 }
 
 function projectorFrom(
   eventAt: EventAt,
-  initialMessages: Message[],
-  initialSeqs: number[],
-  initialCharacters: number,
   initialHeader: CoreEvent<'request/header'> | undefined,
 ): Projector {
   // Only ever pushed to; a compaction starts a new array, so older views keep theirs intact.
-  let messages = initialMessages
-  // The seq each message comes from, for `snapshot` (a compaction's seq for its summary).
-  let seqs = initialSeqs
-  let characters = initialCharacters
+  let messages: Message[] = []
+  let characters = 0
+  // Where projecting afresh must start (`ProjectionState.from`).
+  let from = 0
   let header = initialHeader
   let snapshot: readonly Message[] | undefined
 
@@ -159,7 +110,6 @@ function projectorFrom(
     const message = toMessage(event)
     if (message) {
       messages.push(message)
-      seqs.push(event.seq)
       characters += messageCharacters(message)
       snapshot = undefined
     }
@@ -175,7 +125,7 @@ function projectorFrom(
       if (event.type !== 'compaction') return push(event)
       const summary = summaryOf(event)
       messages = [summary]
-      seqs = [event.seq]
+      from = event.data.firstKeptSeq
       characters = messageCharacters(summary)
       for (let seq = event.data.firstKeptSeq; seq < event.seq; seq++) {
         const kept = eventAt(seq)
@@ -189,11 +139,7 @@ function projectorFrom(
     },
     characters: () => characters,
     requestHeader: () => header?.data,
-    snapshot: () => ({
-      seqs: seqs.slice(),
-      characters,
-      ...(header === undefined ? {} : { headerSeq: header.seq }),
-    }),
+    snapshot: () => ({ from, ...(header === undefined ? {} : { headerSeq: header.seq }) }),
   }
 }
 

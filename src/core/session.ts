@@ -20,11 +20,9 @@ import { EMPTY_LOG_STATE, foldEvent, type LogState } from './log-fold.js'
 import {
   createProjector,
   extendProjectionState,
-  firstSeqOf,
   type Message,
   type ProjectionState,
   type Projector,
-  restoreProjector,
 } from './projection.js'
 import type { JsonValue } from './values.js'
 
@@ -194,7 +192,7 @@ export type OpenLiveSessionOptions = {
 /** A live session as a store holds it: the session and what a checkpoint takes from it. */
 export interface LiveSession extends Session {
   /** The projection's state after the last event, loaded or not (for a checkpoint). */
-  projectionState(): ProjectionState | undefined
+  projectionState(): ProjectionState
 }
 
 /** Opens a live session over existing events (used by stores). */
@@ -258,15 +256,26 @@ export function openLiveSession(options: OpenLiveSessionOptions): LiveSession {
 
   async function load(signal: AbortSignal | undefined): Promise<void> {
     const { state, throughSeq } = deferred!
-    // The projection's own events, and those a compaction after the checkpoint keeps.
-    let first = firstSeqOf(state) ?? residentFrom
+    // Projected afresh from where the checkpoint says, or from where a compaction after it
+    // keeps, whichever is earlier; the latest header is read alone when it is earlier still.
+    let from = state.from
     for (const event of resident)
       if (event.seq > throughSeq && isEventOf(event, 'compaction'))
-        first = Math.min(first, event.data.firstKeptSeq)
-    if (first < residentFrom) {
+        from = Math.min(from, event.data.firstKeptSeq)
+    // Every resident event is projected too: starting early is harmless (each compaction
+    // starts the transcript over).
+    from = Math.min(from, residentFrom)
+    let header: CoreEvent<'request/header'> | undefined
+    const headerSeq = state.headerSeq
+    if (headerSeq !== undefined && headerSeq < from) {
+      for await (const batch of history!.read(headerSeq, headerSeq, signal))
+        for (const event of batch) if (isEventOf(event, 'request/header')) header = event
+      if (header?.seq !== headerSeq) throw mismatch(`seq ${headerSeq} is not a request/header`)
+    }
+    if (from < residentFrom) {
       const read: SessionEvent[] = []
-      let expected = first
-      for await (const batch of history!.read(first, residentFrom - 1, signal))
+      let expected = from
+      for await (const batch of history!.read(from, residentFrom - 1, signal))
         for (const event of batch) {
           if (event.seq !== expected++) throw mismatch(`seq ${event.seq} read out of order`)
           read.push(event)
@@ -274,12 +283,13 @@ export function openLiveSession(options: OpenLiveSessionOptions): LiveSession {
       if (expected !== residentFrom) throw mismatch(`the log ends at seq ${expected - 1}`)
       // Appends made while reading are already resident: the read part goes before them.
       resident = read.concat(resident)
-      residentFrom = first
+      residentFrom = from
     }
-    const restored = restoreProjector(eventAt, state)
-    if (!restored) throw mismatch(`its checkpoint's projection does not fit the events read`)
-    for (let seq = throughSeq + 1; seq < nextSeq(); seq++) restored.apply(eventAt(seq)!)
-    projector = restored
+    const projected = createProjector(eventAt, header)
+    for (let seq = residentFrom; seq < nextSeq(); seq++) projected.apply(eventAt(seq)!)
+    if (headerSeq !== undefined && projected.requestHeader() === undefined)
+      throw mismatch(`no request/header was read at seq ${headerSeq}`)
+    projector = projected
     deferred = undefined
   }
 
@@ -412,7 +422,7 @@ export function openLiveSession(options: OpenLiveSessionOptions): LiveSession {
     requestHeader: () => loadedProjector('requestHeader()').requestHeader(),
     projectionState() {
       if (projector) return projector.snapshot()
-      return deferred && extendProjectionState(deferred.state, resident, deferred.throughSeq)
+      return extendProjectionState(deferred!.state, resident, deferred!.throughSeq)
     },
     subscribe(listener) {
       const entry = { listener, fromSeq: nextSeq() }

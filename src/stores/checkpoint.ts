@@ -127,9 +127,8 @@ function readBody(value: unknown): Checkpoint | undefined {
   if (openTurn === false || step === false || typeof checker.boundaries !== 'string')
     return undefined
   const boundaries = unpackBits(checker.boundaries, nextSeq)
-  const { seqs, characters, headerSeq } = projection
-  if (!boundaries || !isCount(characters) || !Array.isArray(seqs)) return undefined
-  for (const seq of seqs) if (!isCount(seq) || seq > throughSeq) return undefined
+  const { from, headerSeq } = projection
+  if (!boundaries || !isCount(from) || from > throughSeq + 1) return undefined
   if (headerSeq !== undefined && (!isCount(headerSeq) || headerSeq > throughSeq)) return undefined
   const fold: LogState = { lastTurn: checker.lastTurn, openTurn, step }
   return {
@@ -139,11 +138,7 @@ function readBody(value: unknown): Checkpoint | undefined {
     checksum,
     characters: stored,
     checker: { nextSeq, fold, boundaries },
-    projection: {
-      seqs: seqs as number[],
-      characters,
-      ...(headerSeq === undefined ? {} : { headerSeq }),
-    },
+    projection: { from, ...(headerSeq === undefined ? {} : { headerSeq }) },
   }
 }
 

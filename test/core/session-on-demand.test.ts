@@ -75,10 +75,10 @@ describe('a session over a partial log', () => {
     expect(during.seq).toBe(7)
     open()
     await Promise.all([loading, again])
-    expect(reads).toEqual([[1, 3]])
-    expect(session.residentFrom).toBe(1)
+    expect(reads).toEqual([[0, 3]])
+    expect(session.residentFrom).toBe(0)
     expect(session.eventAt(7)).toBe(during)
-    expect(session.residentEvents.map((event) => event.seq)).toEqual([1, 2, 3, 4, 5, 6, 7])
+    expect(session.residentEvents.map((event) => event.seq)).toEqual([0, 1, 2, 3, 4, 5, 6, 7])
     expect(session.messages()).toEqual(project([...LOG, during]))
     expect(session.requestHeader()).toEqual(header()[1])
     expect(session.state()).toEqual(foldLog([...LOG, during]))
@@ -96,11 +96,11 @@ describe('a session over a partial log', () => {
   })
 
   it('refuses a projection that does not fit what its history gives', async () => {
-    // Seq 1 read back as an event that projects to no message.
-    const shifted = LOG.map((event, seq) => (seq === 1 ? { ...LOG[3]!, seq: 1 } : event))
+    // The header at seq 2 read back as another event.
+    const shifted = LOG.map((event, seq) => (seq === 2 ? { ...LOG[3]!, seq: 2 } : event))
     const { history } = gatedHistory(shifted, Promise.resolve())
     const session = opened(3, history)
-    await expect(session.loadProjection()).rejects.toThrow(/does not fit/)
+    await expect(session.loadProjection()).rejects.toThrow(/no request\/header was read at seq 2/)
     expect(session.isProjectionLoaded).toBe(false)
   })
 })
