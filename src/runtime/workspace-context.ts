@@ -190,8 +190,8 @@ export function lastInjectedContext(events: readonly SessionEvent[]): InjectedCo
 }
 
 /**
- * Scans a growing log incrementally, so each admission reads only the events that are new.
- * `update` (or `scan`) takes the events from seq `scanned()` on.
+ * Scans a growing log incrementally, so each admission reads only the events that are new:
+ * `update` skips the events before seq `scanned()`.
  */
 function createInjectionTracker(): {
   readonly scanned: () => number
