@@ -12,6 +12,7 @@ import {
   forkCut,
   type LiveSession,
   type LogChecker,
+  type LogCheckerState,
   LogCorruptError,
   openLiveSession,
   RudderError,
@@ -40,6 +41,7 @@ import {
   loadHeader,
   loadTail,
   readCovered,
+  scanKept,
 } from './log-loader.js'
 import { scanSearch } from './scan-search.js'
 import { queryWords } from './search-text.js'
@@ -64,6 +66,8 @@ type LiveEntry = {
   readonly writer: BatchWriter
   /** The state at the session's last event, if every event is durable and checked. */
   basis(): ForkBasis | undefined
+  /** The invariant checker's boundaries through the last event (`LogCheckerState`). */
+  boundaries(): Uint8Array | undefined
 }
 
 /** Builds a store over `backend`. The store owns the backend and closes it. */
@@ -194,10 +198,10 @@ export function createSessionStore(backend: Backend, options: StoreOptions = {})
     /** Takes note of a batch made durable; then writes a checkpoint if one is due. */
     function noteDurable(batch: readonly SessionEvent[], lines: readonly string[]): void {
       if (!durable || batch.length === 0) return
-      for (const line of lines) {
-        durable.checksum = checksumOf(line, durable.checksum)
-        durable.characters += line.length
-      }
+      // One CRC over the joined batch: CRC-32 chains, so it equals one CRC per line.
+      const text = lines.length === 1 ? lines[0]! : lines.join('')
+      durable.checksum = checksumOf(text, durable.checksum)
+      durable.characters += text.length
       durable.throughSeq = batch.at(-1)!.seq
       if (self && isCheckpointDue()) writeCheckpoint()
     }
@@ -326,6 +330,7 @@ export function createSessionStore(backend: Backend, options: StoreOptions = {})
           projection,
         }
       },
+      boundaries: () => checker?.snapshot().boundaries,
     })
     try {
       const plan = crashRepairOfState(session.state())
@@ -402,7 +407,7 @@ export function createSessionStore(backend: Backend, options: StoreOptions = {})
       })
     }
     if (session.residentFrom > 0 || (cut >= 0 && position === undefined))
-      return forkStored(source, atSeq ?? cut)
+      return forkStored(source, atSeq ?? cut, open.boundaries())
     const events = session.residentEvents.slice(0, end + 1)
     forkCut(source.id, events, cut)
     const header = childHeader(source, cut)
@@ -427,9 +432,46 @@ export function createSessionStore(backend: Backend, options: StoreOptions = {})
     })
   }
 
-  /** Forks by reading the kept events from the log (a closed source, or one not in memory). */
-  async function forkStored(source: SessionHeader, atSeq: number | undefined) {
+  /**
+   * Forks a source whose kept events are not in memory (closed here, or opened from its
+   * checkpoint). When the invariant checker's boundaries through the cut are known (`known`:
+   * the open source's checker; else its checkpoint's), the kept records are only scanned for
+   * what the child needs (`scanKept`) and the child reads them on demand; otherwise they are
+   * read and checked (decision 0067).
+   */
+  async function forkStored(
+    source: SessionHeader,
+    atSeq: number | undefined,
+    known?: Uint8Array,
+  ): Promise<StoredSession> {
     const id = source.id
+    const boundaries = known ?? (await readCheckpoint(id))?.checker.boundaries
+    let scan = await scanKept(backend, id, atSeq)
+    if (scan && atSeq === undefined && scan.openTurnSeq !== undefined)
+      scan = await scanKept(backend, id, scan.openTurnSeq - 1)
+    const end = scan?.lastSeq ?? -1
+    if (scan && end >= 0 && (!checkInvariants || (boundaries && boundaries.length > end))) {
+      if (scan.openTurnSeq !== undefined)
+        throw new RudderError(
+          'OPEN_TURN',
+          `cannot fork session ${id} at seq ${end}: it is inside turn ${scan.lastTurn} (open from seq ${scan.openTurnSeq}); fork at seq ${scan.openTurnSeq - 1} (before the turn) or at the seq of a later turn/end`,
+        )
+      const header = childHeader(source, end)
+      const checker: LogCheckerState = {
+        nextSeq: end + 1,
+        fold: { lastTurn: scan.lastTurn, openTurn: undefined, step: undefined },
+        boundaries: (boundaries ?? new Uint8Array(end + 1)).slice(0, end + 1),
+      }
+      const lease = await backend.copyPrefix(id, header, end, scan.position)
+      return startSession({
+        header,
+        events: [],
+        lease,
+        ...(checkInvariants ? { checker: createLogChecker({ allowOpenTurn: true }, checker) } : {}),
+        resumed: { ...scan, throughSeq: end, checker },
+        stored: scan,
+      })
+    }
     const loaded = await loadEvents(backend, id, {
       trusted: true,
       ...(atSeq === undefined ? {} : { throughSeq: atSeq }),

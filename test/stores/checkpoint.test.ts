@@ -394,6 +394,10 @@ describe.each(STORE_KINDS)('the checkpoint of the %s store', (kind) => {
     const context = await checkpointed()
     const child = await context.store.fork(context.id)
     expect(await context.backend.readCheckpoint!(child.header.id)).toBeUndefined()
+    // Forked by a scan of the kept records: the child reads them on demand.
+    expect(child.residentFrom).toBe(context.checkpoint.throughSeq + 1)
+    await child.loadProjection()
+    expect(child.messages()).toEqual(context.session.messages())
     appendAll(child, [user('in the child')])
     await child.close()
     expect((await storedCheckpoint(context.backend, child.header.id))?.throughSeq).toBe(

@@ -223,6 +223,34 @@ describe.each(STORE_KINDS)('on-demand history in the %s store', (kind) => {
     await reopened.close()
   })
 
+  it('forks at a middle seq by a scan of the kept records, source closed or opened from its checkpoint', async () => {
+    const { store, reads, id, events } = await written(4)
+    for (const isOpen of [false, true]) {
+      const source = isOpen ? await store.open(id) : undefined
+      reads.records = 0
+      const child = await store.fork(id, { atSeq: 23 })
+      // One pass over the kept records, none parsed but turn starts and compactions.
+      expect(reads.records).toBe(24)
+      expect(child.residentFrom).toBe(24)
+      expect(child.state()).toEqual({ lastTurn: 2, openTurn: undefined, step: undefined })
+      expect(await allEvents(child)).toEqual(events.slice(0, 24))
+      await child.loadProjection()
+      expect(child.messages()).toEqual(project(events.slice(0, 24)))
+      expect(child.requestHeader()).toEqual(header()[1])
+      // The child's checker starts at the cut: turn numbers go on, a keep inside a step is refused.
+      expect(codeOf(() => child.append('turn/start', { turn: 2, trigger: 'prompt' }))).toBe(
+        'INVARIANT_VIOLATION',
+      )
+      const inStep = compaction(16)[1] as EventMap['compaction']
+      expect(codeOf(() => child.append('compaction', inStep))).toBe('INVARIANT_VIOLATION')
+      appendAll(child, closedTurn(3, 'in the child'))
+      await child.close()
+      await expect(store.fork(id, { atSeq: 30 })).rejects.toMatchObject({ code: 'OPEN_TURN' })
+      await expect(store.fork(id, { atSeq: 48 })).rejects.toMatchObject({ code: 'INVALID_INPUT' })
+      await source?.close()
+    }
+  })
+
   it('refuses a compaction keeping events it does not hold, and takes one after loading', async () => {
     const context = await countingStore(kind)
     const first = await context.store.create()
@@ -246,6 +274,16 @@ describe.each(STORE_KINDS)('on-demand history in the %s store', (kind) => {
     await session.close()
   })
 })
+
+/** The code of what `append` throws. */
+function codeOf(append: () => unknown): string | undefined {
+  try {
+    append()
+    return undefined
+  } catch (error) {
+    return error instanceof RudderError ? error.code : String(error)
+  }
+}
 
 async function allEventsWith(batches: AsyncIterable<readonly SessionEvent[]>) {
   const events: SessionEvent[] = []
