@@ -59,10 +59,17 @@ export type BridgeCore = ReturnType<typeof createBridgeCore>
 export function createBridgeCore(options: HookBridgeOptions, agent: Agent) {
   const session: Session = agent.session
   const transcriptPath = join(options.stateDir, `${session.header.id}.jsonl`)
+  /** The seq after the last event written to the transcript file. */
   let transcriptWritten = 0
-  let turn = 0
-  let isTurnOpen = false
-  for (const event of session.events) track(event.type, event.data)
+  /** Whether the transcript file was made (it may hold no events yet). */
+  let isTranscriptStarted = false
+  /** Writes queue here, so two hooks starting at once do not write an event twice. */
+  let transcriptWrites: Promise<void> = Promise.resolve()
+  // The turn structure of the log so far comes from its fold: a resumed session need not hold
+  // its history in memory (docs/spec.md §9.2).
+  const opened = session.state()
+  let turn = opened.lastTurn
+  let isTurnOpen = opened.openTurn !== undefined
   const pending: JsonObject[] = []
   const reported = new Set<string>()
   const stopSubscription = session.subscribe((event) => track(event.type, event.data))
@@ -74,19 +81,31 @@ export function createBridgeCore(options: HookBridgeOptions, agent: Agent) {
     } else if (type === 'turn/end') isTurnOpen = false
   }
 
-  /** Brings the transcript file up to date: rudder's events as JSON lines. */
-  function writeTranscript(): void {
-    const events = session.events
-    if (transcriptWritten === events.length && transcriptWritten > 0) return
-    const lines = events
-      .slice(transcriptWritten)
-      .map((event) => `${JSON.stringify(event)}\n`)
-      .join('')
-    if (transcriptWritten === 0) {
-      mkdirSync(options.stateDir, { recursive: true })
-      writeFileSync(transcriptPath, lines)
-    } else appendFileSync(transcriptPath, lines)
-    transcriptWritten = events.length
+  /**
+   * Brings the transcript file up to date through the last event logged now: rudder's events
+   * as JSON lines. The part of the log a resumed session does not hold is read from the store.
+   */
+  function writeTranscript(signal: AbortSignal): Promise<void> {
+    const throughSeq = session.nextSeq - 1
+    const write = async () => {
+      if (!isTranscriptStarted) {
+        mkdirSync(options.stateDir, { recursive: true })
+        writeFileSync(transcriptPath, '')
+        isTranscriptStarted = true
+      }
+      if (transcriptWritten > throughSeq) return
+      for await (const batch of session.readEvents({
+        fromSeq: transcriptWritten,
+        throughSeq,
+        signal,
+      })) {
+        if (batch.length === 0) continue
+        appendFileSync(transcriptPath, batch.map((event) => `${JSON.stringify(event)}\n`).join(''))
+        transcriptWritten = batch.at(-1)!.seq + 1
+      }
+    }
+    transcriptWrites = transcriptWrites.catch(() => undefined).then(write)
+    return transcriptWrites
   }
 
   const core = {
@@ -110,9 +129,11 @@ export function createBridgeCore(options: HookBridgeOptions, agent: Agent) {
       })
     },
 
-    /** The input fields every event of `dialect` carries. */
+    /**
+     * The input fields every event of `dialect` carries. The transcript file they name is
+     * brought up to date when the hooks run (`run`).
+     */
     commonInput(dialect: Dialect, event: string): Record<string, JsonValue> {
-      writeTranscript()
       const base: Record<string, JsonValue> = {
         session_id: session.header.id,
         transcript_path: transcriptPath,
@@ -131,6 +152,12 @@ export function createBridgeCore(options: HookBridgeOptions, agent: Agent) {
 
     async run(planned: readonly PlannedRun[], signal: AbortSignal): Promise<HookRun[]> {
       if (planned.length === 0) return []
+      try {
+        await writeTranscript(signal)
+      } catch (error) {
+        // Canceled while reading the log: the hooks see the signal and end as canceled too.
+        if (!signal.aborted) throw error
+      }
       return runHooks(planned, {
         cwd: options.cwd,
         env: { ...options.env, CLAUDE_PROJECT_DIR: options.cwd },

@@ -160,11 +160,15 @@ export function createTurnHooks(core: BridgeCore, takeStop: () => StopRequest | 
     }
   }
 
+  /**
+   * The text of the last assistant message of the current (or just ended) turn. Its events were
+   * logged after the session was opened, so they are held in memory; an event not held is
+   * before the turn (docs/spec.md §9.2).
+   */
   function lastAssistantText(): string | undefined {
-    const events = session.events
-    for (let index = events.length - 1; index >= 0; index--) {
-      const event = events[index]!
-      if (event.type === 'turn/start') return undefined
+    for (let seq = session.nextSeq - 1; seq >= 0; seq--) {
+      const event = session.eventAt(seq)
+      if (event === undefined || event.type === 'turn/start') return undefined
       if (event.type === 'assistant/message')
         return textOf(
           (event.data as EventMap['assistant/message']).content.filter(

@@ -225,7 +225,7 @@ async function openSessionRuntime(composition: Composition): Promise<SessionRunt
       notices.publish({ level: 'warning', source: `mcp:${server}`, sessionId, message }),
   })
   try {
-    const startSeq = session.events.length
+    const startSeq = session.nextSeq
     const policy = layerPolicy(DEFAULT_APPROVAL_POLICY, config.config.approval as ApprovalPolicy)
     const restrictions = config.projectRestrictions
     const guarded = protectedPaths({

@@ -16,6 +16,7 @@ import type {
   ContentBlock,
   Delivery,
   JsonValue,
+  Session,
   SessionEvent,
   UserMessageData,
 } from '../core/index.js'
@@ -188,16 +189,24 @@ export function lastInjectedContext(events: readonly SessionEvent[]): InjectedCo
   return tracker.update(events)
 }
 
-/** Scans a growing log incrementally, so each admission reads only the events that are new. */
+/**
+ * Scans a growing log incrementally, so each admission reads only the events that are new:
+ * `update` skips the events before seq `scanned()`.
+ */
 function createInjectionTracker(): {
+  readonly scanned: () => number
   update(events: readonly SessionEvent[]): InjectedContext | undefined
+  /** Forgets what was found and goes on from `seq` (see `injectedContextIn`). */
+  restart(seq: number): void
 } {
   let scanned = 0
   let last: InjectedContext | undefined
   return {
+    scanned: () => scanned,
     update(events) {
-      for (; scanned < events.length; scanned++) {
-        const event = events[scanned]!
+      for (const event of events) {
+        if (event.seq < scanned) continue
+        scanned = event.seq + 1
         if (event.type === 'compaction') {
           const { firstKeptSeq } = event.data as { firstKeptSeq: number }
           if (last !== undefined && firstKeptSeq > last.seq) last = undefined
@@ -207,7 +216,39 @@ function createInjectionTracker(): {
       }
       return last
     },
+    restart(seq) {
+      scanned = seq
+      last = undefined
+    },
   }
+}
+
+/** The parts of a session `installWorkspaceContext` reads. */
+export type WorkspaceContextSession = Pick<
+  Session,
+  'nextSeq' | 'residentFrom' | 'eventAt' | 'isProjectionLoaded' | 'loadProjection'
+>
+
+/**
+ * The last injection still visible in `session`, scanning only what `tracker` has not seen.
+ * A session opened from a store may not hold the events before `residentFrom`; once its
+ * projection is loaded it holds every event the model sees (the last compaction's kept
+ * events on, docs/spec.md §9.2), so any `user/message` before `residentFrom` is one the last
+ * compaction summarized away, and a scan from `residentFrom` finds what a scan of the whole log
+ * would.
+ */
+async function injectedContextIn(
+  session: WorkspaceContextSession,
+  tracker: ReturnType<typeof createInjectionTracker>,
+  signal: AbortSignal,
+): Promise<InjectedContext | undefined> {
+  if (tracker.scanned() < session.residentFrom) {
+    if (!session.isProjectionLoaded) await session.loadProjection(signal)
+    if (tracker.scanned() < session.residentFrom) tracker.restart(session.residentFrom)
+  }
+  const events: SessionEvent[] = []
+  for (let seq = tracker.scanned(); seq < session.nextSeq; seq++) events.push(session.eventAt(seq)!)
+  return tracker.update(events)
 }
 
 function injectedContextOf(event: SessionEvent): InjectedContext | undefined {
@@ -253,7 +294,7 @@ export interface WorkspaceContextAgent {
     ) => PromptSubmitOutcome | Promise<PromptSubmitOutcome>,
   ): () => void
   inject(context: UserMessageData): Delivery
-  readonly session: { readonly events: readonly SessionEvent[] }
+  readonly session: WorkspaceContextSession
 }
 
 /**
@@ -273,7 +314,7 @@ export function installWorkspaceContext(
   let inFlight: string | undefined
 
   async function changedContext(signal: AbortSignal): Promise<UserMessageData | undefined> {
-    const last = tracker.update(agent.session.events)
+    const last = await injectedContextIn(agent.session, tracker, signal)
     const lastFingerprint = inFlight ?? last?.fingerprint
     const current = await buildWorkspaceContext({ ...options, signal })
     if (current !== undefined)

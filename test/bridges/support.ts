@@ -11,8 +11,14 @@ import {
   discoverHooks,
   type HookBridge,
 } from '../../src/bridges/index.js'
-import type { AgentOptions, SessionEvent } from '../../src/index.js'
-import type { ScriptEntry } from '../../src/testing.js'
+import {
+  type Agent,
+  type AgentOptions,
+  createAgent,
+  type Session,
+  type SessionEvent,
+} from '../../src/index.js'
+import { type ScriptEntry, scriptedProvider } from '../../src/testing.js'
 import { builtinTools } from '../../src/tools/builtin/index.js'
 import { agentHarness, type Harness } from '../support/agent-harness.js'
 
@@ -82,6 +88,37 @@ export function hooks(
       })),
     ]),
   )
+}
+
+/**
+ * The agent of `bridged` over a session a test opened from a store, which the harness's
+ * after-test checks (they read the resident log) do not take; the test disposes it.
+ */
+export function bridgedOver(
+  box: Sandbox,
+  script: readonly ScriptEntry[],
+  session: Session,
+): { agent: Agent; provider: ReturnType<typeof scriptedProvider>; notices: BridgeNotice[] } {
+  const found = discoverHooks({ cwd: box.cwd, home: box.home, env: {}, isProjectTrusted: true })
+  const notices: BridgeNotice[] = []
+  const bridge = createHookBridge({
+    specs: found.specs,
+    cwd: box.cwd,
+    env: { PATH: process.env.PATH },
+    stateDir: join(box.dir, 'state'),
+    notify: (notice) => notices.push(notice),
+  })
+  const provider = scriptedProvider(script)
+  const agent = createAgent({
+    session,
+    provider,
+    retry: { baseDelayMs: 0, maxDelayMs: 0 },
+    tools: builtinTools({ workspace: box.cwd }),
+    cwd: box.cwd,
+    approve: bridge.wrapApprove(() => true),
+  })
+  bridge.install(agent)
+  return { agent, provider, notices }
 }
 
 export type Bridged = Harness & {

@@ -479,7 +479,9 @@ describe('more tool outcomes', () => {
     })
     const h = bridged(box, [{ toolCalls: [bash('echo secret')] }, { text: 'ok' }])
     await h.agent.send('go').result
-    expect(results(h.session.residentEvents)[0]!.content).toEqual([{ type: 'text', text: '[redacted]' }])
+    expect(results(h.session.residentEvents)[0]!.content).toEqual([
+      { type: 'text', text: '[redacted]' },
+    ])
   })
 })
 

@@ -2,9 +2,21 @@
  * SessionStart, UserPromptSubmit and Stop hooks of both dialects, through a real agent with a
  * scripted model.
  */
-import { describe, expect, it } from 'vitest'
-import type { EventMap } from '../../src/index.js'
-import { bridged, FIELD, hooks, record, runRecords, sandbox, until } from './support.js'
+import { readFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { describe, expect, it, onTestFinished } from 'vitest'
+import { type EventMap, openStore, type SessionEvent } from '../../src/index.js'
+import { dialogueOf, writeUnreadSession } from '../frontends/unread-history.js'
+import {
+  bridged,
+  bridgedOver,
+  FIELD,
+  hooks,
+  record,
+  runRecords,
+  sandbox,
+  until,
+} from './support.js'
 
 const files = [
   ['claude', 'home/.claude/settings.json'],
@@ -199,7 +211,9 @@ describe('Stop', () => {
       )
       expect(await h.agent.send('P').result).toMatchObject({ status: 'stop-limit' })
       // Three stop attempts: two continuations, then the cap (the third steering is logged, unanswered).
-      expect(h.session.residentEvents.filter((event) => event.type === 'step/start')).toHaveLength(3)
+      expect(h.session.residentEvents.filter((event) => event.type === 'step/start')).toHaveLength(
+        3,
+      )
       expect(runRecords(h.session.residentEvents).map((run) => run.decision)).toEqual([
         'block',
         'block',
@@ -358,5 +372,46 @@ describe('more stop paths (Claude Code)', () => {
     const result = h.session.residentEvents.find((event) => event.type === 'tool/result')
     expect((result!.data as EventMap['tool/result']).error?.message).toContain('freeze in effect')
     expect(h.notices.map((notice) => notice.message)).toContain('freeze in effect')
+  })
+})
+
+describe('a resumed session whose history the store did not read', () => {
+  it('gives hooks the turn after its last, the whole log as the transcript, and the last answer', async () => {
+    const box = sandbox()
+    box.json('project/.codex/hooks.json', {
+      hooks: hooks({
+        UserPromptSubmit: [{ command: box.script('prompt.sh', record('prompt')) }],
+        Stop: [{ command: box.script('stop.sh', record('stop')) }],
+      }),
+    })
+    const url = `jsonl:${join(box.dir, 'store')}`
+    const stored = await writeUnreadSession(url, { cwd: box.cwd })
+    const store = await openStore(url)
+    const session = await store.open(stored.id)
+    expect(session.residentFrom).toBeGreaterThan(0)
+    const h = bridgedOver(box, [{ text: 'third answer' }], session)
+    onTestFinished(async () => {
+      await h.agent.dispose()
+      await session.close()
+      await store.close()
+    })
+    expect(await h.agent.send('third question').result).toMatchObject({
+      status: 'completed',
+      turn: 3,
+    })
+    const [prompt] = box.payloads('prompt')
+    expect(prompt).toMatchObject({ hook_event_name: 'UserPromptSubmit', turn_id: '3' })
+    const [stop] = box.payloads('stop')
+    expect(stop).toMatchObject({ turn_id: '3', last_assistant_message: 'third answer' })
+    // The transcript the Stop hook was given holds the whole log up to it, the unread part too.
+    const transcript = readFileSync(stop!.transcript_path as string, 'utf8')
+      .trimEnd()
+      .split('\n')
+      .map((line) => JSON.parse(line) as SessionEvent)
+    expect(transcript.slice(0, stored.events.length)).toEqual(
+      JSON.parse(JSON.stringify(stored.events)),
+    )
+    expect(transcript.map((event) => event.seq)).toEqual(transcript.map((_, seq) => seq))
+    expect(dialogueOf(transcript).slice(-2)).toEqual(['third question', 'third answer'])
   })
 })

@@ -217,7 +217,7 @@ describe('the web page in Chromium', () => {
     const started = Date.now()
     await page.goto(`${place.base}#/s/${session.header.id}`)
     await page.locator('[data-testid=session][data-connection=live]').waitFor()
-    const lastSeq = session.residentEvents.length - 1
+    const lastSeq = session.nextSeq - 1
     await page.locator(`[data-testid=status]`, { hasText: `seq ${lastSeq}` }).waitFor()
     await transcript().locator('button.earlier').waitFor()
     const paintMs = Date.now() - started

@@ -232,7 +232,11 @@ describe('approval control', () => {
       },
     )
     await harness.agent.send('go').result
-    expect(results(harness.session.residentEvents)).toEqual(['bash:denied', 'bash:denied', 'read:ok'])
+    expect(results(harness.session.residentEvents)).toEqual([
+      'bash:denied',
+      'bash:denied',
+      'read:ok',
+    ])
     expect(firstError(harness.session.residentEvents)).toContain('no make here')
     expect(asked).toBe(0)
     expect(ran).toEqual(['read:b'])

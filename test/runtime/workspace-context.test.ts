@@ -5,6 +5,7 @@ import { describe, expect, it, onTestFinished } from 'vitest'
 import {
   createSession,
   type Delivery,
+  type Session,
   type SessionEvent,
   type UserMessageData,
 } from '../../src/core/index.js'
@@ -20,6 +21,19 @@ import {
   WORKSPACE_CONTEXT_SOURCE,
   type WorkspaceContextAgent,
 } from '../../src/runtime/workspace-context.js'
+import { openStore } from '../../src/stores/index.js'
+import { writeUnreadSession } from '../frontends/unread-history.js'
+import {
+  assistant,
+  compaction,
+  type Entry,
+  header,
+  stepEnd,
+  stepStart,
+  turnEnd,
+  turnStart,
+  user,
+} from '../support/log-builder.js'
 
 async function tempDir(): Promise<string> {
   const dir = await realpath(await mkdtemp(join(tmpdir(), 'rudder-context-')))
@@ -176,8 +190,7 @@ describe('buildWorkspaceContext', () => {
 })
 
 /** A fake of the agent surface: hooks run as the real agent runs them; inject appends at once. */
-function fakeAgent(initialEvents: SessionEvent[] = []) {
-  const session = createSession()
+function fakeAgent(initialEvents: SessionEvent[] = [], session: Session = createSession()) {
   for (const event of initialEvents)
     session.append(event.type as 'user/message', event.data as never)
   const listeners: {
@@ -194,7 +207,10 @@ function fakeAgent(initialEvents: SessionEvent[] = []) {
       return () => list.splice(list.indexOf(listener), 1)
     },
     inject(context: UserMessageData): Delivery {
-      const event = session.append('user/message', { id: `m${session.residentEvents.length}`, ...context })
+      const event = session.append('user/message', {
+        id: `m${session.residentEvents.length}`,
+        ...context,
+      })
       return { id: event.data.id, result: Promise.resolve({ status: 'logged', seq: event.seq }) }
     },
     session,
@@ -378,5 +394,63 @@ describe('installWorkspaceContext', () => {
     uninstall()
     await fake.start()
     expect(fake.session.residentEvents).toEqual([])
+  })
+
+  describe('in a resumed session whose history the store did not read', () => {
+    /** Two turns, the context logged before `contextAt`'s turn, a compaction keeping turn 2. */
+    async function resumed(context: UserMessageData, before: 1 | 2) {
+      const ctx: Entry = ['user/message', { id: 'ctx', ...context }]
+      const turn = (n: 1 | 2): Entry[] => [
+        turnStart(n),
+        user(`question ${n}`),
+        stepStart(n, 1),
+        header(),
+        assistant(`answer ${n}`),
+        stepEnd(n, 1),
+        turnEnd(n),
+      ]
+      const entries =
+        before === 1
+          ? [ctx, ...turn(1), ...turn(2), compaction(8)]
+          : [...turn(1), ctx, ...turn(2), compaction(7)]
+      const root = await tempDir()
+      const url = `jsonl:${join(root, 'store')}`
+      const stored = await writeUnreadSession(url, { entries })
+      const store = await openStore(url)
+      const session = await store.open(stored.id)
+      onTestFinished(async () => {
+        await session.close()
+        await store.close()
+      })
+      expect(session.residentFrom).toBeGreaterThan(0)
+      const fake = fakeAgent([], session)
+      const logged = () => {
+        const added: SessionEvent[] = []
+        for (let seq = stored.events.length; seq < session.nextSeq; seq++)
+          added.push(session.eventAt(seq)!)
+        return added
+      }
+      return { fake, logged }
+    }
+
+    it('does not inject unchanged files again when the last injection is kept', async () => {
+      const { home, cwd, env } = await layout()
+      const context = (await buildWorkspaceContext({ cwd, home, env }))!.message
+      const { fake, logged } = await resumed(context, 2)
+      installWorkspaceContext(fake.agent, { cwd, home, env })
+      await fake.start('resume')
+      expect(logged()).toEqual([])
+    })
+
+    it('injects them again when the last injection was summarized away', async () => {
+      const { home, cwd, env } = await layout()
+      const context = (await buildWorkspaceContext({ cwd, home, env }))!.message
+      const { fake, logged } = await resumed(context, 1)
+      installWorkspaceContext(fake.agent, { cwd, home, env })
+      await fake.start('resume')
+      expect(logged().map((event) => event.data)).toEqual([
+        expect.objectContaining({ content: context.content, source: WORKSPACE_CONTEXT_SOURCE }),
+      ])
+    })
   })
 })

@@ -50,8 +50,11 @@ export interface AcpSession {
   ): SteeringResponse
   /** Adds a context: at once between turns, at the next step boundary inside one. */
   inject(data: UserMessageData): Promise<DeliveryResult>
-  /** Sends the whole log as updates (for `session/load`), then keeps streaming live. */
-  replay(): void
+  /**
+   * Sends the whole log as updates (for `session/load`), then keeps streaming live. Resolves
+   * when the last replayed update is written; rejects if the stored log cannot be read.
+   */
+  replay(): Promise<void>
   /** Starts writing live updates (buffered until the client knows the session id). */
   announce(): void
   /** Tells the client the modes and config options changed. */
@@ -87,11 +90,17 @@ export function createAcpSession(options: AcpSessionOptions): AcpSession {
     contextWindow: () => contextWindowOf(runtime),
   })
 
+  /** Live updates made while a replay reads the log, sent after it. */
+  let held: acp.SessionUpdate[] | undefined
+  let replays = 0
+
   function send(update: acp.SessionUpdate): void {
-    if (!isAnnounced) {
-      buffered.push(update)
-      return
-    }
+    if (!isAnnounced) buffered.push(update)
+    else if (held) held.push(update)
+    else notify(update)
+  }
+
+  function notify(update: acp.SessionUpdate): void {
     client.notify('session/update', { sessionId: id, update }).catch(() => {
       // The connection closed: there is nobody left to tell.
     })
@@ -167,13 +176,27 @@ export function createAcpSession(options: AcpSessionOptions): AcpSession {
       if (closing) return Promise.reject(closedError(id))
       return runtime.agent.inject(data).result
     },
-    replay() {
-      // Anything buffered is in the log too, so the replay carries it.
+    async replay() {
+      // Anything buffered is in the log too, so the replay carries it; what the session logs
+      // or streams while the replay reads the log is held and sent after it.
       buffered.length = 0
       isAnnounced = true
-      const mapper = createUpdateMapper(mapperOptions('replay'))
-      for (const event of runtime.session.events)
-        for (const update of mapper.event(event)) send(update)
+      const throughSeq = runtime.session.nextSeq - 1
+      held ??= []
+      replays++
+      try {
+        const mapper = createUpdateMapper(mapperOptions('replay'))
+        // Read from the store where the session does not hold its history (docs/spec.md §9.2).
+        for await (const batch of runtime.session.readEvents({ throughSeq }))
+          for (const event of batch) for (const update of mapper.event(event)) notify(update)
+      } finally {
+        // Two loads at once: live updates wait for the last replay to end.
+        if (--replays === 0) {
+          const updates = held ?? []
+          held = undefined
+          for (const update of updates) notify(update)
+        }
+      }
     },
     announce() {
       if (isAnnounced) return

@@ -125,7 +125,7 @@ export function createSessionRegistry(options: RegistryOptions): SessionRegistry
     },
     async load(params) {
       const { session, state } = await openExisting(params.sessionId, params.cwd, params.mcpServers)
-      session.replay()
+      await session.replay()
       return state
     },
     async resume(params) {

@@ -289,8 +289,10 @@ function streamJson(runtime: Runtime, io: CliIo): () => void {
       repairs: session.repairs,
     }),
   )
-  for (const event of session.events.slice(runtime.startSeq))
-    io.stdout.write(jsonLine({ type: 'event', event }))
+  // The events logged since the runtime was made (by session-start listeners) were appended
+  // after open, so they are held in memory (docs/spec.md §9.2).
+  for (let seq = runtime.startSeq; seq < session.nextSeq; seq++)
+    io.stdout.write(jsonLine({ type: 'event', event: session.eventAt(seq)! }))
   const stopEvents = session.subscribe((event) =>
     io.stdout.write(jsonLine({ type: 'event', event })),
   )

@@ -96,8 +96,9 @@ export class App {
   async open(choice: SessionChoice): Promise<void> {
     const next = await this.options.host.openSession({ choice })
     const previous = this.runtime
-    this.attach(next)
+    const shown = this.attach(next)
     if (previous) await previous.close()
+    await shown
     for (const notice of this.options.host.notices.all)
       if (notice.sessionId === next.session.header.id) this.showNotice(notice)
     this.askTrustOnce(next)
@@ -126,35 +127,52 @@ export class App {
     return this.runtime?.session.header.id
   }
 
-  private attach(runtime: SessionRuntime): void {
+  /**
+   * Shows `runtime`'s session: its history, read from the store where the session does not
+   * hold it (docs/spec.md §9.2), then what happens live. Resolves once the history is shown;
+   * what is logged or streamed meanwhile is shown after it, in order.
+   */
+  private attach(runtime: SessionRuntime): Promise<void> {
     this.detach?.()
     this.runtime = runtime
     this.transcript = createTranscriptModel()
     this.inputs = createInputsModel()
     this.view.reset()
-    for (const event of runtime.session.events) this.transcript.applyEvent(event)
     const { session, agent } = runtime
-    const stopEvents = session.subscribe((event: SessionEvent) => {
-      this.transcript.applyEvent(event)
-      this.inputs.applyEvent(event)
-      this.inputs.applyPending(agent.pending())
-      this.options.tui.requestRender()
-    })
-    const stopLive = agent.subscribe((notification) => {
-      this.transcript.applyNotification(notification as LiveNotification)
-      this.inputs.applyNotification(notification as LiveNotification)
-      if (notification.type === 'request/retry') this.countDown(notification.delayMs)
-      if (notification.type === 'listener/error')
-        this.setNote([
-          this.options.theme.error(
-            printable(`${notification.source} failed: ${notification.message}`),
-          ),
-        ])
-      this.inputs.applyPending(agent.pending())
-      this.options.tui.requestRender()
-    })
+    // Everything before the subscription is in the replay; everything after it is held here
+    // until the replay is done.
+    const throughSeq = session.nextSeq - 1
+    let held: (() => void)[] | undefined = []
+    const whenShown = (show: () => void) => {
+      if (held) held.push(show)
+      else show()
+    }
+    const stopEvents = session.subscribe((event: SessionEvent) =>
+      whenShown(() => {
+        this.transcript.applyEvent(event)
+        this.inputs.applyEvent(event)
+        this.inputs.applyPending(agent.pending())
+        this.options.tui.requestRender()
+      }),
+    )
+    const stopLive = agent.subscribe((notification) =>
+      whenShown(() => {
+        this.transcript.applyNotification(notification as LiveNotification)
+        this.inputs.applyNotification(notification as LiveNotification)
+        if (notification.type === 'request/retry') this.countDown(notification.delayMs)
+        if (notification.type === 'listener/error')
+          this.setNote([
+            this.options.theme.error(
+              printable(`${notification.source} failed: ${notification.message}`),
+            ),
+          ])
+        this.inputs.applyPending(agent.pending())
+        this.options.tui.requestRender()
+      }),
+    )
     const previousAsker = runtime.approval.setAsker((question) => this.ask(question))
     this.detach = () => {
+      held = undefined
       stopEvents()
       stopLive()
       runtime.approval.setAsker(previousAsker)
@@ -164,6 +182,28 @@ export class App {
     )
     void this.loadPrompts(runtime)
     this.options.tui.requestRender()
+    return this.replay(runtime, throughSeq).finally(() => {
+      const shows = held ?? []
+      held = undefined
+      if (this.runtime !== runtime) return
+      for (const show of shows) show()
+      this.options.tui.requestRender()
+    })
+  }
+
+  /** Shows the session's log through `throughSeq`; a log that cannot be read is said so. */
+  private async replay(runtime: SessionRuntime, throughSeq: number): Promise<void> {
+    try {
+      for await (const batch of runtime.session.readEvents({ throughSeq })) {
+        if (this.runtime !== runtime) return
+        for (const event of batch) this.transcript.applyEvent(event)
+      }
+    } catch (error) {
+      if (this.runtime === runtime)
+        this.setNote([
+          this.options.theme.error(`cannot show this session's history: ${messageOf(error)}`),
+        ])
+    }
   }
 
   /** MCP servers' prompts become slash commands once the servers are up. */
@@ -489,7 +529,7 @@ export class App {
     this.detach?.()
     await runtime.close()
     this.runtime = undefined
-    this.attach(await host.openSession({ choice: { kind: 'resume', id } }))
+    await this.attach(await host.openSession({ choice: { kind: 'resume', id } }))
     this.setNote([theme.dim(`trusted ${runtime.cwd}; its .rudder/config.json applies in full`)])
   }
 

@@ -342,7 +342,7 @@ function describeLive(web: WebSession) {
     status: agent.status,
     label: web.runtime.label,
     approvalMode: web.runtime.approval.mode,
-    lastSeq: session.events.length - 1,
+    lastSeq: session.nextSeq - 1,
   }
 }
 

@@ -5,13 +5,19 @@
  * the session starts or stops running here the source switches, and every client resumes from
  * its own cursor over the new source: no gap, no duplicate.
  */
-import type { SessionEvent, SessionHeader, SessionStore } from '../../index.js'
+import {
+  RudderError,
+  type SessionEvent,
+  type SessionHeader,
+  type SessionStore,
+} from '../../index.js'
 import { followSession } from './follow.js'
 import {
   createStreamClient,
   type StreamClient,
   type StreamLimits,
   type StreamSocket,
+  type StreamSource,
 } from './stream-client.js'
 import type { WebSession } from './web-session.js'
 import type { BusyInfo, LiveSnapshot, SessionMode, SlowCloseReason, StreamMessage } from './wire.js'
@@ -36,7 +42,10 @@ export interface SessionChannel {
   attach(socket: StreamSocket, since: number, onClosed: (close: () => void) => void): void
   /** The session now runs here. */
   goLive(web: WebSession): void
-  /** The session stopped running here (closed) or was found busy elsewhere. */
+  /**
+   * The session stopped running here (closed) or was found busy elsewhere. `events` is the
+   * stored log to follow after; required when a live session did not hold its whole history.
+   */
   goFollow(options?: { readonly events?: readonly SessionEvent[]; readonly busy?: BusyInfo }): void
   /** The last seq known to the channel. */
   lastSeq(): number
@@ -64,13 +73,23 @@ export function createSessionChannel(options: ChannelOptions): SessionChannel {
       : source.busy === undefined
         ? { kind: 'follow' }
         : { kind: 'follow', busy: source.busy }
-  const events = (): readonly SessionEvent[] =>
-    source.kind === 'live' ? source.web.runtime.session.events : source.events
-  const liveSnapshot = (): LiveSnapshot =>
-    source.kind === 'live'
-      ? { ...source.web.snapshot(), mode: mode() }
-      : { status: 'idle', replay: [], inputs: [], approvals: [], mode: mode() }
-  const streamSource = { events, liveSnapshot }
+  // A live session may not hold its history (docs/spec.md §9.2): clients read it from the
+  // session, which reads it from the store. A followed log is held whole, as read.
+  const streamSource: StreamSource = {
+    nextSeq: () =>
+      source.kind === 'live' ? source.web.runtime.session.nextSeq : source.events.length,
+    eventAt: (seq) =>
+      source.kind === 'live' ? source.web.runtime.session.eventAt(seq) : source.events[seq],
+    read(fromSeq, throughSeq, signal) {
+      if (source.kind === 'live')
+        return source.web.runtime.session.readEvents({ fromSeq, throughSeq, signal })
+      return batchesOf(source.events.slice(fromSeq, throughSeq + 1))
+    },
+    liveSnapshot: (): LiveSnapshot =>
+      source.kind === 'live'
+        ? { ...source.web.snapshot(), mode: mode() }
+        : { status: 'idle', replay: [], inputs: [], approvals: [], mode: mode() },
+  }
 
   const broadcastEvent = (event: SessionEvent) => {
     if (clients.size === 0) return
@@ -81,6 +100,18 @@ export function createSessionChannel(options: ChannelOptions): SessionChannel {
     if (clients.size === 0) return
     const text = JSON.stringify(message)
     for (const client of clients) client.deliver(text)
+  }
+
+  /** The whole log as the current source holds it (a live one only if it holds its history). */
+  const knownEvents = (): readonly SessionEvent[] => {
+    if (source.kind === 'follow') return source.events
+    const session = source.web.runtime.session
+    if (session.residentFrom > 0)
+      throw new RudderError(
+        'INTERNAL',
+        `session ${options.id} does not hold its history: pass the stored log to goFollow`,
+      )
+    return session.residentEvents
   }
 
   const startFollowing = () => {
@@ -170,8 +201,8 @@ export function createSessionChannel(options: ChannelOptions): SessionChannel {
       resync()
     },
     goFollow(change = {}) {
-      const known =
-        change.events ?? (source.kind === 'live' ? source.web.runtime.session.events : events())
+      const before = streamSource.nextSeq()
+      const known = change.events ?? knownEvents()
       if (source.kind === 'live') source.stop()
       else stopFollowing()
       source = {
@@ -180,9 +211,11 @@ export function createSessionChannel(options: ChannelOptions): SessionChannel {
         ...(change.busy === undefined ? {} : { busy: change.busy }),
       }
       broadcast({ type: 'mode', mode: mode() })
+      // The stored log, read after the session closed, may hold more than the live clients got.
+      if (known.length > before) resync()
       startFollowing()
     },
-    lastSeq: () => events().length - 1,
+    lastSeq: () => streamSource.nextSeq() - 1,
     close(code, reason) {
       stopFollowing()
       if (source.kind === 'live') source.stop()
@@ -190,4 +223,11 @@ export function createSessionChannel(options: ChannelOptions): SessionChannel {
       clients.clear()
     },
   }
+}
+
+/** Events already in memory, as `readEvents` batches (one, or none). */
+async function* batchesOf(
+  events: readonly SessionEvent[],
+): AsyncGenerator<readonly SessionEvent[]> {
+  if (events.length > 0) yield events
 }

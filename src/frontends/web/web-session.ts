@@ -147,13 +147,13 @@ export function createWebSession(runtime: SessionRuntime, approvals: ApprovalBoa
     give: () => { id: string; result: Promise<DeliveryResult> },
     data?: UserMessageData,
   ): DeliveryAnswer => {
-    const before = session.events.length
+    const before = session.nextSeq
     const delivery = give()
     register(delivery.id, kind, delivery.result)
     inputs.track({ id: delivery.id, kind, ...(data === undefined ? {} : { data }) })
     // An idle inject is logged inside the call, before the input was tracked.
-    for (let seq = before; seq < session.events.length; seq++)
-      inputs.applyEvent(session.events[seq]!)
+    // Appended after open, so held in memory.
+    for (let seq = before; seq < session.nextSeq; seq++) inputs.applyEvent(session.eventAt(seq)!)
     foldPending()
     flushInputs()
     void delivery.result.then((result) => {

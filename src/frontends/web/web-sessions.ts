@@ -118,14 +118,29 @@ export function createWebSessions(options: WebSessionsOptions): WebSessions {
       if (!web) return false
       // Closing cancels a running turn: its last events still reach the channel.
       await web.runtime.close()
-      const events = web.runtime.session.events
+      const { session } = web.runtime
+      const held = session.residentFrom === 0 ? session.residentEvents : undefined
       web.detach()
       running.delete(id)
       const channel = channels.get(id)
-      if (channel) {
-        channel.goFollow({ events })
-        if (channel.clientCount === 0) channels.delete(id)
+      if (!channel) return true
+      // The channel follows the stored log from here: the whole of it, which a resumed session
+      // does not hold (docs/spec.md §9.2), is read from the store.
+      const events =
+        held ??
+        (await host.store.read(id).then(
+          (snapshot) => snapshot.events,
+          () => undefined,
+        ))
+      // Opened again meanwhile: the channel is live again.
+      if (running.has(id) || channels.get(id) !== channel) return true
+      if (events === undefined) {
+        channel.close(CLOSE_CODES.gone, `session ${id} closed and its log could not be read`)
+        channels.delete(id)
+        return true
       }
+      channel.goFollow({ events })
+      if (channel.clientCount === 0) channels.delete(id)
       return true
     },
     async channel(id) {

@@ -89,6 +89,8 @@ export const CLOSE_CODES = {
   slow: 4008,
   /** The session went away (host closing, session deleted). */
   gone: 4010,
+  /** The stored log could not be read (a `problem` message before it says why). */
+  unreadable: 4011,
 } as const
 
 /** The reason text of a `slow` close: the last seq the host sent before dropping the client. */

@@ -8,6 +8,7 @@ import { describe, expect, it } from 'vitest'
 import { type Message, openStore, project, type SessionEvent } from '../../../src/index.js'
 import { notation } from '../../support/agent-harness.js'
 import { ROOT } from '../cli/run-cli.js'
+import { dialogueOf, writeUnreadSession } from '../unread-history.js'
 import { checkedSessions, startAcp } from './acp-process.js'
 
 const PROTOCOL = { protocolVersion: 1, clientCapabilities: {} }
@@ -152,6 +153,45 @@ describe('rudder acp: sessions', () => {
     expect(notation(after!.events)).toBe(
       `${notation(events)} T+2 U(carry on) S+1 A{interrupted} S-1 T-2(canceled)`,
     )
+  })
+
+  it('session/load of a session whose history the store did not read replays all of it, then runs a turn', async () => {
+    let stored: { id: string; events: SessionEvent[] } | undefined
+    const child = await startAcp({
+      script: [{ text: 'third answer' }],
+      async prepare({ home, workspace }) {
+        stored = await writeUnreadSession(`sqlite:${join(home, 'sessions.db')}`, {
+          cwd: workspace,
+        })
+      },
+    })
+    const sessionId = stored!.id
+    await child.agent.request('initialize', PROTOCOL)
+    await child.agent.request('session/load', { sessionId, cwd: child.workspace, mcpServers: [] })
+    const dialogue = fromUpdates(child.updates).filter(
+      ([kind]) => kind === 'user' || kind === 'text',
+    )
+    expect(dialogue).toEqual([
+      ['user', 'first question'],
+      ['text', 'first answer'],
+      ['user', 'second question'],
+      ['text', 'second answer'],
+    ])
+    // Each replayed user chunk names the seq it came from, the first turn's too.
+    expect(
+      child.updates
+        .filter((update) => update.update.sessionUpdate === 'user_message_chunk')
+        .map((update) => (update.update._meta as { rudder: { seq: number } }).rudder.seq),
+    ).toEqual([1, 8])
+    const answer = await child.agent.request('session/prompt', {
+      sessionId,
+      prompt: [{ type: 'text', text: 'third question' }],
+    })
+    expect(answer).toEqual({ stopReason: 'end_turn' })
+    expect(await child.exit()).toEqual({ code: 0, signal: null })
+    const [after] = await checkedSessions(child)
+    expect(after!.events.slice(0, stored!.events.length)).toEqual(stored!.events)
+    expect(dialogueOf(after!.events).slice(-2)).toEqual(['third question', 'third answer'])
   })
 
   it('session/list pages the store, newest first, filtered by cwd, with titles and update times', async () => {

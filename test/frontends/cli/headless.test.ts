@@ -4,6 +4,7 @@ import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { z } from 'zod'
 import { checkLog, openStore } from '../../../src/index.js'
+import { writeUnreadSession } from '../unread-history.js'
 import { cleanEnv, ROOT, runCli, scratchSpace } from './run-cli.js'
 
 const { dir: scratch, script, workspace } = scratchSpace('rudder-cli-')
@@ -205,6 +206,47 @@ describe('rudder "task"', () => {
       sessionId,
       result: { status: 'completed', turn: 3 },
     })
+  })
+
+  it('--resume of a session whose history the store did not read: the turn number follows it, the stream starts at its end', async () => {
+    const cwd = workspace()
+    const store = `jsonl:${join(scratch, 'unread-store')}`
+    const stored = await writeUnreadSession(store, { cwd })
+    const result = await runCli(
+      [
+        '--json',
+        '--store',
+        store,
+        '--resume',
+        stored.id,
+        '--provider',
+        script([{ text: 'third answer' }]),
+        '--cwd',
+        cwd,
+        'third question',
+      ],
+      { env: cleanEnv() },
+    )
+    expect(result.code).toBe(0)
+    const lines = result.stdout
+      .trimEnd()
+      .split('\n')
+      .map(
+        (text) => JSON.parse(text) as { type: string; event?: { seq: number }; result?: unknown },
+      )
+    expect(lines.at(-1)).toMatchObject({ result: { status: 'completed', turn: 3 } })
+    const seqs = lines.flatMap((line) => (line.event ? [line.event.seq] : []))
+    expect(seqs[0]).toBe(stored.events.length)
+    expect(seqs).toEqual(seqs.map((_, index) => stored.events.length + index))
+    const opened = await openStore(store)
+    try {
+      const { events } = await opened.read(stored.id)
+      expect(checkLog(events)).toEqual([])
+      expect(events.slice(0, stored.events.length)).toEqual(stored.events)
+      expect(events).toHaveLength(stored.events.length + seqs.length)
+    } finally {
+      await opened.close()
+    }
   })
 
   it('--continue with no session in this directory exits 2 and says how to start one', async () => {

@@ -9,6 +9,7 @@ import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
 import { checkLog, openStore, type SessionEvent } from '../../../src/index.js'
 import { cleanEnv, runCli } from '../cli/run-cli.js'
+import { dialogueOf, writeUnreadSession } from '../unread-history.js'
 import { KEYS, killAfterEach, runInTerminal, type TerminalRun } from './pty.js'
 
 const scratch = mkdtempSync(join(tmpdir(), 'rudder-tui-'))
@@ -169,6 +170,26 @@ describe('rudder in a terminal', () => {
     expect(resumed).toMatch(/turn 1 ended: canceled/)
     again.type(KEYS.ctrlD)
     expect(await again.exited).toBe(0)
+  })
+
+  it('resumes a session whose history the store did not read: the whole transcript, then a turn', async () => {
+    const context = setup()
+    const { id } = await writeUnreadSession(context.store, { cwd: context.workspace })
+    const run = start(context, [{ text: 'Third answer.' }], ['--resume', id])
+    const resumed = await idle(run)
+    expect(resumed).toMatch(/› first question[\s\S]*first answer[\s\S]*› second question/)
+    expect(resumed).toContain('second answer')
+    run.type('third question')
+    run.type(KEYS.enter)
+    await run.waitFor('Third answer.')
+    await idle(run)
+    run.type(KEYS.ctrlD)
+    expect(await run.exited).toBe(0)
+    const [session] = await sessions(context)
+    expect(dialogueOf(session!.events).slice(-2)).toEqual(['third question', 'Third answer.'])
+    expect(
+      session!.events.find((event) => event.type === 'turn/start' && event.seq > 14)?.data,
+    ).toMatchObject({ turn: 3 })
   })
 
   it('withdraws one queued prompt from the pending panel: the next one runs, the withdrawn text never reaches the log', async () => {

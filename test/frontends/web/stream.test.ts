@@ -3,9 +3,11 @@
  * exactly the events after N, then live ones; a client that stops reading is dropped past a
  * bounded buffer and resumes from its last seq; sessions stream independently.
  */
+import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import type { SlowCloseReason, StreamMessage } from '../../../src/frontends/web/wire.js'
 import type { SessionEvent } from '../../../src/index.js'
+import { dialogueOf, writeUnreadSession } from '../unread-history.js'
 import { upgradeStatus, webPlace } from './web-support.js'
 
 type Created = { header: { id: string } }
@@ -114,6 +116,46 @@ describe('the session stream', () => {
     // The client that kept reading was never dropped and has everything.
     await steady.untilSeq(log.length - 1)
     expect(seqs(steady.events)).toEqual(range(0, log.length - 1))
+  })
+
+  it('streams a resumed session whose history the store did not read: whole, from a seq, after a turn, and once closed', async () => {
+    // Small frames and a low high-water mark: the stored part goes out in several frames.
+    const place = await webPlace([{ text: 'third answer' }], {
+      server: { limits: { frameBytes: 300, replayHighWaterBytes: 600 } },
+    })
+    const stored = await writeUnreadSession(`sqlite:${join(place.root, 'sessions.db')}`, {
+      cwd: place.cwd,
+    })
+    const id = stored.id
+    const opened = await place.json<{ lastSeq: number }>(`/api/sessions/${id}/open`, { json: {} })
+    expect(opened.lastSeq).toBe(stored.events.length - 1)
+    expect(place.server.sessions.live(id)!.runtime.session.residentFrom).toBeGreaterThan(0)
+    const storedJson = JSON.parse(JSON.stringify(stored.events))
+
+    const whole = place.stream(id)
+    await whole.until((message) => message.type === 'caught-up')
+    expect(whole.events).toEqual(storedJson)
+    const part = place.stream(id, 3)
+    await part.until((message) => message.type === 'caught-up')
+    expect(part.events).toEqual(storedJson.slice(4))
+
+    await place.json(`/api/sessions/${id}/send`, { json: { text: 'third question' } })
+    await whole.until(
+      (message) =>
+        message.type === 'events' &&
+        message.events.some((event) => event.type === 'turn/end' && event.seq > 14),
+    )
+    const log = await place.checkedLog(id)
+    expect(whole.events).toEqual(JSON.parse(JSON.stringify(log)))
+    expect(dialogueOf(log).slice(-2)).toEqual(['third question', 'third answer'])
+
+    // Closed here, the session is followed from the store: a new client still gets all of it.
+    await place.json(`/api/sessions/${id}/close`, { json: {} })
+    const follower = place.stream(id)
+    const hello = await follower.until((message) => message.type === 'hello')
+    expect(hello).toMatchObject({ mode: { kind: 'follow' } })
+    await follower.until((message) => message.type === 'caught-up')
+    expect(follower.events).toEqual(JSON.parse(JSON.stringify(log)))
   })
 
   it('runs two sessions at once; each stream carries its own session only', async () => {
