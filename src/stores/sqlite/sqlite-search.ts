@@ -9,8 +9,7 @@
 import { setImmediate as yieldToEventLoop } from 'node:timers/promises'
 import type Database from 'better-sqlite3'
 import type { BlobStore } from '../blob-store.js'
-import { decodeTrustedLine, resolveBlobs } from '../codec.js'
-import { searchableText } from '../search-text.js'
+import { searchableTextOfLine } from '../search-text.js'
 import type { SearchHit } from '../store.js'
 
 /** Events read and indexed per transaction: the write lock is held for one chunk only. */
@@ -64,37 +63,19 @@ export function createSqliteSearch(options: SqliteSearchOptions): SqliteSearch {
     ),
   }
 
-  /**
-   * The searchable text of a stored line, or undefined. Only message events have any; a line
-   * that spells none of "message" (literally or through a `\u` escape) cannot be one, so most
-   * lines are never parsed. A line that does not parse has nothing to find (open reports it).
-   */
-  async function textOf(id: string, row: Row): Promise<string | undefined> {
-    if (!row.line.includes('message') && !row.line.includes('\\u')) return undefined
-    let decoded: ReturnType<typeof decodeTrustedLine>
-    try {
-      decoded = decodeTrustedLine(row.line)
-    } catch {
-      // A damaged row: open() reports it; search just has nothing to find there.
-      return undefined
-    }
-    if (decoded.blobs) {
-      const where = `${options.describe(id)} seq ${row.seq}`
-      try {
-        await resolveBlobs(decoded, options.blobs, where, 'search skips it')
-      } catch {
-        // A missing blob: open() reports it; the text that is in the row is still indexed.
-      }
-    }
-    return searchableText(decoded as Parameters<typeof searchableText>[0])
-  }
-
   /** Indexes one chunk of session `id` after `mark`; returns whether the session is done. */
   async function indexChunk(id: string, mark: number): Promise<{ mark: number } | 'done'> {
     const rows = reading(() => statements.rows.all(id, mark, CHUNK_ROWS), id)
     if (rows.length === 0) return 'done'
     const texts: (string | undefined)[] = []
-    for (const row of rows) texts.push(await textOf(id, row))
+    for (const row of rows)
+      texts.push(
+        await searchableTextOfLine(
+          row.line,
+          options.blobs,
+          `${options.describe(id)} seq ${row.seq}`,
+        ),
+      )
     const through = rows[rows.length - 1]!.seq
     const now = commit(`cannot index session ${id} for search`, () => {
       // Another process may have indexed (or deleted) the session since the rows were read.
