@@ -23,6 +23,11 @@ import { createWalSync, type WalSync } from './wal-sync.js'
 
 /** Rows per read, between event-loop turns (about 1 MiB of typical events). */
 const PAGE_ROWS = 1000
+/**
+ * Rows per `INSERT` of an append, largest first: a batch goes in as few statements as these
+ * sizes allow (a batch of 50 in five, not fifty), each row's values bound as for one.
+ */
+const INSERT_ROWS = [32, 8, 1] as const
 
 type ListRow = { header: string; event_count: number; updated_at: number }
 
@@ -70,7 +75,11 @@ export function createSqliteBackend(path: string, counters: StoreCounters | unde
     page: db.prepare<[string, number, number, number], { seq: number; line: string }>(
       'SELECT seq, line FROM events WHERE session_id = ? AND seq >= ? AND seq <= ? ORDER BY seq LIMIT ?',
     ),
-    insertEvent: db.prepare('INSERT INTO events (session_id, seq, line) VALUES (?, ?, ?)'),
+    insertEvents: INSERT_ROWS.map((rows) =>
+      db.prepare(
+        `INSERT INTO events (session_id, seq, line) VALUES ${'(?, ?, ?), '.repeat(rows - 1)}(?, ?, ?)`,
+      ),
+    ),
     copyEvents: db.prepare(
       'INSERT INTO events (session_id, seq, line) SELECT ?, seq, line FROM events WHERE session_id = ? AND seq <= ?',
     ),
@@ -246,10 +255,21 @@ export function createSqliteBackend(path: string, counters: StoreCounters | unde
           let bytes = 0
           // Events only: search indexes them when it runs (sqlite-search.ts, decision 0068).
           const work = () => {
-            for (let index = 0; index < events.length; index++) {
-              const line = lines[index]!
-              bytes += line.length
-              statements.insertEvent.run(id, events[index]!.seq, line)
+            let index = 0
+            for (let size = 0; size < INSERT_ROWS.length; size++) {
+              const rows = INSERT_ROWS[size]!
+              if (events.length - index < rows) continue
+              const values: unknown[] = new Array(rows * 3)
+              for (; events.length - index >= rows; index += rows) {
+                for (let row = 0; row < rows; row++) {
+                  const line = lines[index + row]!
+                  bytes += line.length
+                  values[row * 3] = id
+                  values[row * 3 + 1] = events[index + row]!.seq
+                  values[row * 3 + 2] = line
+                }
+                statements.insertEvents[size]!.run(values)
+              }
             }
             const last = events[events.length - 1]
             if (last) statements.updateSession.run(last.time, last.seq + 1, id)
