@@ -3,7 +3,8 @@
  * `events` only; each session's `search_indexed_through` says through which seq its messages
  * are in `message_text` (whose generated `tsvector` and GIN index serve the query). `search`
  * first brings every session whose log is ahead of its mark up to date, a chunk of rows per
- * statement, then queries: the results are those of an index written with every append.
+ * statement, then queries: the results are those of an index written with every append
+ * (docs/spec.md §9.1).
  */
 import type pg from 'pg'
 import type { BlobStore } from '../blob-store.js'

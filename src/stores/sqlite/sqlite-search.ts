@@ -47,8 +47,8 @@ export function createSqliteSearch(options: SqliteSearchOptions): SqliteSearch {
     rows: db.prepare<[string, number, number], Row>(
       'SELECT seq, line FROM events WHERE session_id = ? AND seq > ? ORDER BY seq LIMIT ?',
     ),
-    // Rows past the mark were not written by this catch-up (an older rudder's append, a torn
-    // earlier run cannot leave any: each chunk commits with its mark). They go, index first.
+    // Rows past the mark come from no chunk (each commits its rows with its mark) but from an
+    // older rudder indexing its own append: they go, from the index first.
     unindexPast: db.prepare(
       "INSERT INTO message_fts (message_fts, rowid, text) SELECT 'delete', id, text FROM message_text WHERE session_id = ? AND seq > ?",
     ),
@@ -96,7 +96,7 @@ export function createSqliteSearch(options: SqliteSearchOptions): SqliteSearch {
     return rows.length < CHUNK_ROWS && now === through ? 'done' : { mark: now }
   }
 
-  /** Brings every session's index up to its log (docs/spec.md §9.2: search sees every durable event). */
+  /** Brings every session's index up to its log (docs/spec.md §9.1: search sees every durable event). */
   async function catchUp(): Promise<void> {
     for (const { id, mark: first } of reading(() => statements.behind.all())) {
       let mark = first
