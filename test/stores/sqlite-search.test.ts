@@ -98,6 +98,7 @@ describe('SQLite search, indexed when it runs', () => {
     expect((await store.search('zebra')).map((hit) => [hit.sessionId, hit.seq])).toEqual([
       [child.header.id, 1],
     ])
+    checkIndex(join(directory, 'sessions.db'))
   })
 
   it('indexes a message whose text moved to a blob', async () => {
