@@ -217,6 +217,15 @@ async function durableAppend(directory: string, full: boolean): Promise<Row[]> {
         : sqliteFloor(directory, batches, floorPoints, floorBusy, () => run++)
     const pairs = await interleaveAsync(5, 'cpu', subject, floor)
     for (const session of finished) await session.close()
+    // SQLite indexes for search when a search runs (decision 0068): what the appends above
+    // left to index, paid once by the first search, beside the appends' own CPU.
+    let firstSearch: number | undefined
+    if (kind === 'sqlite') {
+      const start = process.cpuUsage()
+      await store.search('model')
+      const used = process.cpuUsage(start)
+      firstSearch = (used.user + used.system) / 1000
+    }
     // The same appends into a memory store: the live session, the checks and the encoding,
     // without I/O. What B3/B4 add over it is the cost of the file or database path.
     const memory = await openStore('memory:')
@@ -269,6 +278,15 @@ async function durableAppend(directory: string, full: boolean): Promise<Row[]> {
         target: 'orientation',
       },
     )
+    if (firstSearch !== undefined)
+      rows.push({
+        id,
+        what: `  first search after those appends: indexes the ${(finished.length * events.length).toLocaleString('en')} events they wrote (CPU, once)`,
+        figure: fmt.ms(firstSearch),
+        floor: `${fmt.ms(medianOf(pairs, 'subject') * finished.length)} the appends`,
+        ratio: `${(firstSearch / (medianOf(pairs, 'subject') * finished.length)).toFixed(2)}×`,
+        target: 'orientation',
+      })
     rows.push(await syncsPerDelta(kind, directory))
     if (kind === 'sqlite') rows.push(await tailRead(store, directory))
     await store.close()

@@ -3,6 +3,8 @@
  * left out: it is large and mostly file contents), capped per message.
  */
 import type { SessionEvent } from '../core/index.js'
+import type { BlobStore } from './blob-store.js'
+import { decodeTrustedLine, resolveBlobs } from './codec.js'
 
 /** Only this much of each message's text is indexed or scanned. */
 export const SEARCH_TEXT_LIMIT = 64 * 1024
@@ -22,6 +24,35 @@ export function searchableText(event: SessionEvent): string | undefined {
     if (block?.type === 'text' && typeof block.text === 'string') parts.push(block.text)
   const text = parts.join('\n')
   return text === '' ? undefined : text.slice(0, SEARCH_TEXT_LIMIT)
+}
+
+/**
+ * The searchable text of a stored line (codec.ts), with its blobs read back, or undefined.
+ * Only message events have any; a line that spells none of "message" (literally or through a
+ * `\u` escape) cannot be one, so most lines are not parsed. A line that does not parse, or
+ * whose blob is missing, has nothing (or only what the line holds) to find: open reports it.
+ */
+export async function searchableTextOfLine(
+  line: string,
+  blobs: BlobStore | undefined,
+  where: string,
+): Promise<string | undefined> {
+  if (!line.includes('message') && !line.includes('\\u')) return undefined
+  let decoded: ReturnType<typeof decodeTrustedLine>
+  try {
+    decoded = decodeTrustedLine(line)
+  } catch {
+    // A damaged line: open() reports it; search just has nothing to find there.
+    return undefined
+  }
+  if (decoded.blobs) {
+    try {
+      await resolveBlobs(decoded, blobs, where, 'search indexes the line as it is')
+    } catch {
+      // A missing blob: open() reports it; the text the line holds is still searchable.
+    }
+  }
+  return searchableText(decoded as unknown as SessionEvent)
 }
 
 /** The words of a query: whitespace-separated, empty ones dropped. */

@@ -323,6 +323,29 @@ describe('the JSONL store on disk', () => {
       },
     )
 
+    it('cuts at the right byte after batches of ASCII, non-ASCII and mixed lines (source open)', async () => {
+      const directory = tempDirectory()
+      const store = await storeOf('jsonl', directory)
+      const source = await store.create()
+      const batches = [
+        [turnStart(1), user('plain ascii'), turnEnd(1)],
+        [turnStart(2), user('ünïcödé 🚀 and a lone \ud800'), turnEnd(2)],
+        [turnStart(3), user('plain again'), turnEnd(3), turnStart(4), user('€'), turnEnd(4)],
+      ]
+      for (const batch of batches) {
+        appendAll(source, batch)
+        await source.flush()
+      }
+      const parentBytes = readFileSync(logPath(directory, source.header.id))
+      for (const atSeq of [2, 5, 8, 11]) {
+        const child = await store.fork(source.header.id, { atSeq })
+        await child.close()
+        const childBytes = readFileSync(logPath(directory, child.header.id))
+        expect(body(childBytes).equals(prefix(parentBytes, atSeq + 1))).toBe(true)
+      }
+      await source.close()
+    })
+
     it('forks a fork of a fork, each copy byte-equal to the first parent and openable', async () => {
       const directory = tempDirectory()
       const store = await storeOf('jsonl', directory)

@@ -104,9 +104,9 @@ describe('the SQLite store on disk', () => {
     await (await store.create()).close()
     await store.close()
     const db = new Database(dbPath(directory))
-    expect(db.pragma('user_version', { simple: true })).toBe(2)
+    expect(db.pragma('user_version', { simple: true })).toBe(3)
     expect(db.pragma('journal_mode', { simple: true })).toBe('wal')
-    db.pragma('user_version = 3')
+    db.pragma('user_version = 4')
     db.close()
     await expect(openStore(urlOf('sqlite', directory))).rejects.toMatchObject({
       code: 'FORMAT_TOO_NEW',

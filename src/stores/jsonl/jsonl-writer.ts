@@ -100,8 +100,13 @@ export async function openJsonlWriter(options: {
         counters.syncs++
         counters.bytesWritten += buffer.length
       }
+      // A UTF-16 code unit is at least one UTF-8 byte, and exactly one only for ASCII: when the
+      // batch has as many bytes as characters, every line does, and none is measured again.
+      let characters = lines.length
+      for (const line of lines) characters += line.length
+      const isAscii = characters === buffer.length
       for (const line of lines) {
-        offset += Buffer.byteLength(line, 'utf8') + 1
+        offset += (isAscii ? line.length : Buffer.byteLength(line, 'utf8')) + 1
         positions.push(offset)
       }
       const last = events.at(-1)

@@ -19,11 +19,11 @@ import type { BlobStore } from '../blob-store.js'
 import { sessionExists, sessionNotFound } from '../errors.js'
 import { currentHolder, isHolderAlive, type Lease } from '../lease.js'
 import { decodeCursor, listingOf } from '../listing.js'
-import { searchableText } from '../search-text.js'
-import type { SearchHit, SessionListing, StoreCounters } from '../store.js'
+import type { SessionListing, StoreCounters } from '../store.js'
 import type { PostgresLocation } from '../store-url.js'
 import { isValidHeader } from '../stored-shapes.js'
 import { prepareSchema } from './postgres-schema.js'
+import { createPostgresSearch } from './postgres-search.js'
 
 /** Rows per read. */
 const PAGE_ROWS = 1000
@@ -32,8 +32,8 @@ export const EVENTS_CHANNEL = 'rudder_events'
 
 /**
  * Appends one batch (docs/spec.md §9.1): $1 session, $2 lease token, $3 seqs, $4 the lines
- * joined by newlines, $5 and $6 the seqs and searchable texts of messages, $7 the last event's
- * time, $8 the event count.
+ * joined by newlines, $5 the last event's time, $6 the event count. Search rows are written
+ * by search itself (postgres-search.ts, decision 0068).
  */
 const APPEND_STATEMENT = `WITH lease AS (
    UPDATE leases SET heartbeat_at = clock_timestamp() WHERE session_id = $1 AND token = $2 RETURNING 1
@@ -41,11 +41,8 @@ const APPEND_STATEMENT = `WITH lease AS (
    INSERT INTO events (session_id, seq, line)
    SELECT $1, s, l FROM unnest($3::integer[], string_to_array($4::text, E'\\n')) AS t(s, l)
    WHERE EXISTS (SELECT 1 FROM lease)
- ), txt AS (
-   INSERT INTO message_text (session_id, seq, text)
-   SELECT $1, s, x FROM unnest($5::integer[], $6::text[]) AS t(s, x) WHERE EXISTS (SELECT 1 FROM lease)
  ), meta AS (
-   UPDATE sessions SET updated_at = $7, event_count = $8 WHERE id = $1 AND EXISTS (SELECT 1 FROM lease)
+   UPDATE sessions SET updated_at = $5, event_count = $6 WHERE id = $1 AND EXISTS (SELECT 1 FROM lease)
  )
  SELECT EXISTS (SELECT 1 FROM lease) AS held,
         CASE WHEN EXISTS (SELECT 1 FROM lease) THEN pg_notify('${EVENTS_CHANNEL}', $1) END AS notified`
@@ -371,20 +368,11 @@ export async function createPostgresBackend(
         )
       return {
         async write(events, lines) {
-          const seqs: number[] = []
-          const textSeqs: number[] = []
-          const texts: string[] = []
+          const seqs: number[] = new Array(events.length)
           let bytes = 0
           for (let index = 0; index < events.length; index++) {
-            const event = events[index]!
-            seqs.push(event.seq)
+            seqs[index] = events[index]!.seq
             bytes += lines[index]!.length
-            const text = searchableText(event)
-            // PostgreSQL text cannot hold NUL; search loses nothing by dropping it.
-            if (text !== undefined) {
-              textSeqs.push(event.seq)
-              texts.push(text.replaceAll('\0', ' '))
-            }
           }
           const last = events[events.length - 1]!
           // One statement, one commit: the rows go in only while our token holds the lease
@@ -398,7 +386,7 @@ export async function createPostgresBackend(
             result = await pool.query<{ held: boolean }>({
               name: 'rudder_append',
               text: APPEND_STATEMENT,
-              values: [id, token, seqs, lines.join('\n'), textSeqs, texts, last.time, last.seq + 1],
+              values: [id, token, seqs, lines.join('\n'), last.time, last.seq + 1],
             })
           } catch (error) {
             throw fail('the batch was not committed', error)
@@ -434,10 +422,7 @@ export async function createPostgresBackend(
             'INSERT INTO events (session_id, seq, line) SELECT $1, seq, line FROM events WHERE session_id = $2 AND seq <= $3',
             [header.id, sourceId, throughSeq],
           )
-          await client.query(
-            'INSERT INTO message_text (session_id, seq, text) SELECT $1, seq, text FROM message_text WHERE session_id = $2 AND seq <= $3',
-            [header.id, sourceId, throughSeq],
-          )
+          // The child is indexed for search when a search runs, like any append.
           return takeLease(client, header.id)
         }),
       ),
@@ -488,19 +473,7 @@ export async function createPostgresBackend(
       }
       return out
     },
-    async search(words, limit) {
-      const rows = (
-        await query<SearchHit>(
-          'cannot search sessions',
-          `SELECT session_id AS "sessionId", seq,
-                  ts_headline('simple', text, q, 'StartSel="",StopSel="",MaxWords=12,MinWords=4') AS snippet
-           FROM message_text, plainto_tsquery('simple', $1) AS q
-           WHERE words @@ q ORDER BY ts_rank(words, q) DESC, session_id, seq LIMIT $2`,
-          [words.join(' '), limit],
-        )
-      ).rows
-      return rows
-    },
+    search: createPostgresSearch({ blobs, query, describe }),
     async watch(id, onChange) {
       const active = await listen()
       const set = active.handlers.get(id) ?? new Set()

@@ -2,7 +2,8 @@
  * The PostgreSQL schema (docs/spec.md §9.2, decision 0060), versioned in `schema_version` and
  * migrated forward by rudder. Events are the same text lines as JSONL and SQLite (codec.ts), one
  * row per event keyed `(session_id, seq)`; `sessions` holds headers and listing metadata;
- * `message_text` with a generated `tsvector` serves search; `blobs` holds large payloads;
+ * `message_text` with a generated `tsvector` serves search, filled by search itself up to each
+ * session's `search_indexed_through` (postgres-search.ts); `blobs` holds large payloads;
  * `leases` holds one writer per session with a heartbeat (decision 0061).
  */
 import type pg from 'pg'
@@ -62,6 +63,14 @@ const MIGRATIONS: readonly string[] = [
     session_id text PRIMARY KEY REFERENCES sessions (id) ON DELETE CASCADE,
     body text NOT NULL
   );
+  `,
+  // 3 → 4: search indexes lazily (decision 0068). Through this seq a session's messages are in
+  // `message_text`; version 3 wrote them with every batch, so every event counted is indexed.
+  // A host still running version 3 may index its own appends; search replaces rows past the
+  // mark, so nothing is found twice.
+  `
+  ALTER TABLE sessions ADD COLUMN search_indexed_through integer NOT NULL DEFAULT -1;
+  UPDATE sessions SET search_indexed_through = event_count - 1;
   `,
 ]
 

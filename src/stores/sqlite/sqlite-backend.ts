@@ -15,14 +15,19 @@ import { createBlobStore } from '../blob-store.js'
 import { sessionExists, sessionNotFound, storeFailure } from '../errors.js'
 import { currentHolder, isHolderAlive, type Lease } from '../lease.js'
 import { decodeCursor, listingOf } from '../listing.js'
-import { searchableText } from '../search-text.js'
-import type { SearchHit, SessionListing, StoreCounters } from '../store.js'
+import type { SessionListing, StoreCounters } from '../store.js'
 import { isValidHeader } from '../stored-shapes.js'
 import { prepareDatabase } from './sqlite-schema.js'
+import { createSqliteSearch } from './sqlite-search.js'
 import { createWalSync, type WalSync } from './wal-sync.js'
 
 /** Rows per read, between event-loop turns (about 1 MiB of typical events). */
 const PAGE_ROWS = 1000
+/**
+ * Rows per `INSERT` of an append, largest first: a batch goes in as few statements as these
+ * sizes allow (a batch of 50 in five, not fifty), each row's values bound as for one.
+ */
+const INSERT_ROWS = [32, 8, 1] as const
 
 type ListRow = { header: string; event_count: number; updated_at: number }
 
@@ -70,17 +75,13 @@ export function createSqliteBackend(path: string, counters: StoreCounters | unde
     page: db.prepare<[string, number, number, number], { seq: number; line: string }>(
       'SELECT seq, line FROM events WHERE session_id = ? AND seq >= ? AND seq <= ? ORDER BY seq LIMIT ?',
     ),
-    insertEvent: db.prepare('INSERT INTO events (session_id, seq, line) VALUES (?, ?, ?)'),
-    insertText: db.prepare('INSERT INTO message_text (session_id, seq, text) VALUES (?, ?, ?)'),
-    insertFts: db.prepare('INSERT INTO message_fts (rowid, text) VALUES (?, ?)'),
+    insertEvents: INSERT_ROWS.map((rows) =>
+      db.prepare(
+        `INSERT INTO events (session_id, seq, line) VALUES ${'(?, ?, ?), '.repeat(rows - 1)}(?, ?, ?)`,
+      ),
+    ),
     copyEvents: db.prepare(
       'INSERT INTO events (session_id, seq, line) SELECT ?, seq, line FROM events WHERE session_id = ? AND seq <= ?',
-    ),
-    copyText: db.prepare(
-      'INSERT INTO message_text (session_id, seq, text) SELECT ?, seq, text FROM message_text WHERE session_id = ? AND seq <= ? ORDER BY seq',
-    ),
-    indexCopiedText: db.prepare(
-      'INSERT INTO message_fts (rowid, text) SELECT id, text FROM message_text WHERE session_id = ?',
     ),
     lease: db.prepare<[string], { pid: number; host: string }>(
       'SELECT pid, host FROM leases WHERE session_id = ?',
@@ -102,11 +103,6 @@ export function createSqliteBackend(path: string, counters: StoreCounters | unde
       'INSERT INTO checkpoints (session_id, body) VALUES (?, ?) ON CONFLICT (session_id) DO UPDATE SET body = excluded.body',
     ),
     deleteCheckpoint: db.prepare('DELETE FROM checkpoints WHERE session_id = ?'),
-    search: db.prepare<[string, number], SearchHit>(
-      `SELECT t.session_id AS sessionId, t.seq AS seq, snippet(message_fts, 0, '', '', '…', 12) AS snippet
-       FROM message_fts JOIN message_text t ON t.id = message_fts.rowid
-       WHERE message_fts MATCH ? ORDER BY rank LIMIT ?`,
-    ),
   }
   const listStatements = new Map<string, Database.Statement<unknown[], ListRow>>()
   function listStatement(byCwd: boolean, afterCursor: boolean) {
@@ -126,6 +122,7 @@ export function createSqliteBackend(path: string, counters: StoreCounters | unde
   }
 
   const describe = (id: string) => `${path} (session ${id})`
+  const blobs = createBlobStore(`${path}.blobs`, counters)
 
   /** Takes the lease inside the caller's transaction. */
   function takeLease(id: string): Lease {
@@ -177,13 +174,28 @@ export function createSqliteBackend(path: string, counters: StoreCounters | unde
     }
   }
 
+  const search = createSqliteSearch({
+    db,
+    blobs,
+    describe,
+    reading,
+    commit(what, work) {
+      if (!walSync) return commit(what, work)
+      try {
+        return walSync.commitUnsynced(work)
+      } catch (error) {
+        throw damaged(error, path) ?? storeFailure(`${what} in ${path}`, error)
+      }
+    },
+  })
+
   function mustExist(id: string): void {
     if (!reading(() => statements.exists.get(id), id)) throw sessionNotFound(id, url)
   }
 
   return {
     url,
-    blobs: createBlobStore(`${path}.blobs`, counters),
+    blobs,
     describe,
     locate: (id, seq) => `${describe(id)} seq ${seq}`,
     exists: async (id) => reading(() => statements.exists.get(id), id) !== undefined,
@@ -241,16 +253,22 @@ export function createSqliteBackend(path: string, counters: StoreCounters | unde
         async write(events, lines) {
           const what = `cannot write ${describe(id)}`
           let bytes = 0
+          // Events only: search indexes them when it runs (sqlite-search.ts, decision 0068).
           const work = () => {
-            for (let index = 0; index < events.length; index++) {
-              const event = events[index]!
-              const line = lines[index]!
-              bytes += line.length
-              statements.insertEvent.run(id, event.seq, line)
-              const text = searchableText(event)
-              if (text !== undefined) {
-                const row = statements.insertText.run(id, event.seq, text)
-                statements.insertFts.run(row.lastInsertRowid, text)
+            let index = 0
+            for (let size = 0; size < INSERT_ROWS.length; size++) {
+              const rows = INSERT_ROWS[size]!
+              if (events.length - index < rows) continue
+              const values: unknown[] = new Array(rows * 3)
+              for (; events.length - index >= rows; index += rows) {
+                for (let row = 0; row < rows; row++) {
+                  const line = lines[index + row]!
+                  bytes += line.length
+                  values[row * 3] = id
+                  values[row * 3 + 1] = events[index + row]!.seq
+                  values[row * 3 + 2] = line
+                }
+                statements.insertEvents[size]!.run(values)
               }
             }
             const last = events[events.length - 1]
@@ -283,10 +301,9 @@ export function createSqliteBackend(path: string, counters: StoreCounters | unde
     },
     async copyPrefix(sourceId, header, throughSeq) {
       return commit(`cannot fork session ${sourceId}`, () => {
+        // The child is indexed for search when a search runs, like any append.
         insertSession(header, throughSeq + 1)
         statements.copyEvents.run(header.id, sourceId, throughSeq)
-        statements.copyText.run(header.id, sourceId, throughSeq)
-        statements.indexCopiedText.run(header.id)
         return takeLease(header.id)
       })
     },
@@ -324,13 +341,7 @@ export function createSqliteBackend(path: string, counters: StoreCounters | unde
         statements.deleteSession.run(id)
       })
     },
-    async search(words, limit) {
-      const phrases = words
-        .filter((word) => /[\p{L}\p{N}]/u.test(word))
-        .map((word) => `"${word.replaceAll('"', '""')}"`)
-      if (phrases.length === 0) return []
-      return reading(() => statements.search.all(phrases.join(' '), limit))
-    },
+    search: (words, limit) => search.search(words, limit),
     async close() {
       await walSync?.close()
       if (db.open) db.close()

@@ -1,13 +1,14 @@
 /**
  * The SQLite schema (docs/spec.md §9.2), versioned with `PRAGMA user_version`. Events are stored as
  * the same lines as JSONL (codec.ts), one row per event keyed `(session_id, seq)`; `sessions`
- * holds headers and listing metadata; `message_text` + FTS5 `message_fts` serve search.
+ * holds headers and listing metadata; `message_text` + FTS5 `message_fts` serve search, filled
+ * by search itself up to each session's `search_indexed_through` (sqlite-search.ts).
  */
 import type Database from 'better-sqlite3'
 import { RudderError } from '../../core/index.js'
 
 /** The schema version this build writes and reads. */
-export const SCHEMA_VERSION = 2
+export const SCHEMA_VERSION = 3
 
 const SCHEMA = `
 CREATE TABLE sessions (
@@ -54,6 +55,15 @@ CREATE TABLE checkpoints (
   session_id TEXT PRIMARY KEY,
   body TEXT NOT NULL
 ) STRICT;
+`,
+  // 2 → 3: search indexes lazily (decision 0068). Through this seq a session's messages are
+  // in `message_text` and `message_fts`; version 2 indexed every batch as it committed, so
+  // every event counted is indexed. A version 2 rudder refuses the file from now on; one that
+  // had it open already may still index its own appends, which search drops and redoes (rows
+  // past the mark are never trusted), so nothing is found twice.
+  `
+ALTER TABLE sessions ADD COLUMN search_indexed_through INTEGER NOT NULL DEFAULT -1;
+UPDATE sessions SET search_indexed_through = event_count - 1;
 `,
 ]
 

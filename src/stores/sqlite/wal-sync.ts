@@ -29,12 +29,14 @@ export function createWalSync(db: Database.Database, path: string): WalSync | un
   // last connection closes; ours stays open as long as this handle, so it is the same file.
   const walPath = `${path}-wal`
   let handle: Promise<FileHandle> | undefined
+  // Built once: a transaction function per append would cost its wrappers every batch.
+  const transaction = db.transaction((work: () => unknown) => work())
   return {
-    commitUnsynced(work) {
+    commitUnsynced<T>(work: () => T): T {
       // A pragma takes effect when compiled, so it is executed each time, not prepared once.
       db.exec('PRAGMA synchronous = NORMAL')
       try {
-        return db.transaction(work).immediate()
+        return transaction.immediate(work) as T
       } finally {
         db.exec('PRAGMA synchronous = FULL')
       }
