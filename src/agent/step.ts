@@ -2,7 +2,13 @@
  * One step of a turn (docs/spec.md §5.4), after `step/start`: the `request/header` if it
  * changed, the request with its retries, the assistant message, the tools, then `step/end`.
  */
-import { jsonEqual, messageOf, type ToolCallBlock, textOf } from '../core/index.js'
+import {
+  type EventMap,
+  jsonEqual,
+  messageOf,
+  type ToolCallBlock,
+  textOf,
+} from '../core/index.js'
 import type { ModelRequest, StreamPart } from '../providers/provider.js'
 import { ResponseAssembler } from './assembler.js'
 import { newMessageId } from './inputs.js'
@@ -58,8 +64,19 @@ export async function runStep(
   )
 }
 
+/**
+ * The header each step context was last found to match. A step context's settings are fixed
+ * (turn.ts builds a new one when `agent.configure()` changes them) but for `params`, the
+ * caller's object, so after one full comparison a step compares only `params`: comparing the
+ * tool schemas every step was a steady cost of the loop (bench B5+).
+ */
+const matchedHeaders = new WeakMap<StepContext, EventMap['request/header']>()
+
 /** Logs a `request/header` when the settings differ from the last one logged. */
 function logHeader(context: StepContext): void {
+  const last = context.header.last
+  if (last && matchedHeaders.get(context) === last && jsonEqual(last.params, context.params))
+    return
   const header = {
     provider: context.provider.id,
     model: context.model,
@@ -67,8 +84,12 @@ function logHeader(context: StepContext): void {
     tools: context.toolSpecs,
     params: context.params,
   }
-  if (!context.header.last || !jsonEqual(context.header.last, header))
-    context.header.last = context.session.append('request/header', header).data
+  const matched =
+    last && jsonEqual(last, header)
+      ? last
+      : context.session.append('request/header', header).data
+  context.header.last = matched
+  matchedHeaders.set(context, matched)
 }
 
 /** Sends the request, retrying a retryable failure as the policy allows. */

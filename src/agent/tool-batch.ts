@@ -45,10 +45,13 @@ export async function runToolBatch(
   step: number,
   calls: readonly ToolCallBlock[],
 ): Promise<BatchOutcome> {
+  const [only] = calls
+  if (calls.length === 1 && only) return runOneCall(context, turn, step, only)
   const slots: Slot[] = []
   // Decide every call first, in call order: unknown tools, bad arguments, hooks and approval.
   for (const call of calls) {
-    const plan = await planCall(context, call)
+    const planned = planCall(context, call)
+    const plan = planned instanceof Promise ? await planned : planned
     const outcome = defer<Outcome>()
     if (plan.kind === 'done') outcome.resolve(plan.outcome)
     slots.push({ call, plan, outcome })
@@ -100,6 +103,55 @@ export async function runToolBatch(
     }
   }
   await logging
+  return { isCanceled: context.signal.aborted, concludesTurn }
+}
+
+/**
+ * A message with one call (the usual case), as `runToolBatch` runs it, in the same order:
+ * decided, `tool/call`, a durability point, the tool, its result, its `tool-post` contexts.
+ * With no slots, deferred outcomes and in-order logger, a step allocates a quarter less
+ * (bench B5+).
+ */
+async function runOneCall(
+  context: StepContext,
+  turn: number,
+  step: number,
+  call: ToolCallBlock,
+): Promise<BatchOutcome> {
+  const planned = planCall(context, call)
+  const plan = planned instanceof Promise ? await planned : planned
+  let outcome: Outcome | undefined
+  let concludesTurn = false
+  try {
+    if (plan.kind === 'done') outcome = plan.outcome
+    else if (context.signal.aborted) outcome = canceledBeforeStart(call)
+    else {
+      context.session.append('tool/call', { callId: call.id, name: call.name, args: plan.rawArgs })
+      // Durability point: a tool's side effects never precede the record that it started.
+      await context.session.flush()
+      const concludeTurn = () => {
+        concludesTurn = true
+      }
+      outcome = await executeCall(context, { turn, step, call, plan, concludeTurn })
+    }
+  } finally {
+    if (!outcome) {
+      // Whatever failed above (a store write), the call may not be left without a result;
+      // the failure itself goes on to stop the agent.
+      const internal = failure(
+        call,
+        'internal',
+        `The tool ${call.name} did not run: the agent failed before starting it.`,
+      )
+      try {
+        context.session.append('tool/result', internal.result)
+      } catch {
+        // The store that failed refuses this too; crash repair gives the call its result.
+      }
+    }
+  }
+  context.session.append('tool/result', outcome.result)
+  for (const additional of outcome.contexts) context.stage(additional)
   return { isCanceled: context.signal.aborted, concludesTurn }
 }
 
@@ -171,7 +223,9 @@ async function executeCall(
   }
   let result: ResultData
   try {
-    result = toResult(call, await plan.tool.execute(plan.args, toolContext))
+    const output = plan.tool.execute(plan.args, toolContext)
+    // A tool that answers at once is not awaited (bench B5+).
+    result = toResult(call, isPromiseLike(output) ? await output : output)
   } catch (error) {
     const message = messageOf(error)
     result = {
@@ -183,11 +237,12 @@ async function executeCall(
     }
   }
   let contexts: readonly UserMessageData[] = []
-  if (!context.signal.aborted) {
+  const listeners = context.hooks.list('tool-post')
+  if (listeners.length > 0 && !context.signal.aborted) {
     const info: ToolCallInfo = { id: call.id, name: call.name, args: plan.rawArgs }
     try {
       const post: ToolPostResult = await runWaterfall(
-        context.hooks.list('tool-post'),
+        listeners,
         {
           call: info,
           result: { content: result.content, isError: result.isError },
@@ -204,13 +259,21 @@ async function executeCall(
       context.reportError('hook:tool-post', error)
     }
   }
-  const truncated = await truncateResult({
+  const kept = truncateResult({
     result,
     limit: context.toolOutput.limit,
     dir: context.toolOutput.dir,
     sessionId: context.session.header.id,
   })
-  return { result: truncated, contexts }
+  return { result: kept instanceof Promise ? await kept : kept, contexts }
+}
+
+function isPromiseLike(value: unknown): value is PromiseLike<unknown> {
+  return (
+    typeof value === 'object' &&
+    value !== null &&
+    typeof (value as { then?: unknown }).then === 'function'
+  )
 }
 
 function toResult(call: ToolCallBlock, output: ToolOutput): ResultData {
