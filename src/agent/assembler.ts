@@ -19,7 +19,8 @@ export type AssembledDelta = {
 
 export class ResponseAssembler {
   private readonly builders: Builder[] = []
-  private readonly callIds = new Set<string>()
+  /** How many tool calls the response made so far. */
+  private calls = 0
   usage: Usage = { inputTokens: 0, outputTokens: 0 }
   stopReason: StopReason | undefined
 
@@ -39,8 +40,8 @@ export class ResponseAssembler {
       case 'tool-call': {
         // Ids must be unique within a message for results to pair; providers rarely repeat one.
         let id = part.id === '' ? `call_${this.builders.length + 1}` : part.id
-        while (this.callIds.has(id)) id = `${id}_${this.callIds.size + 1}`
-        this.callIds.add(id)
+        while (this.hasCall(id)) id = `${id}_${this.calls + 1}`
+        this.calls++
         this.builders.push({
           kind: 'tool-call',
           block: { type: 'tool-call', id, name: part.name, args: part.args },
@@ -51,6 +52,19 @@ export class ResponseAssembler {
         this.usage = part.usage
         return undefined
     }
+  }
+
+  /** Whether a tool call with this id was taken (a response makes a few: no set per response). */
+  private hasCall(id: string): boolean {
+    if (this.calls === 0) return false
+    for (const builder of this.builders)
+      if (
+        builder.kind === 'tool-call' &&
+        builder.block.type === 'tool-call' &&
+        builder.block.id === id
+      )
+        return true
+    return false
   }
 
   private appendText(kind: 'text' | 'thinking', text: string): AssembledDelta | undefined {

@@ -2,13 +2,7 @@
  * One step of a turn (docs/spec.md §5.4), after `step/start`: the `request/header` if it
  * changed, the request with its retries, the assistant message, the tools, then `step/end`.
  */
-import {
-  type EventMap,
-  jsonEqual,
-  messageOf,
-  type ToolCallBlock,
-  textOf,
-} from '../core/index.js'
+import { type EventMap, jsonEqual, messageOf, type ToolCallBlock, textOf } from '../core/index.js'
 import type { ModelRequest, StreamPart } from '../providers/provider.js'
 import { ResponseAssembler } from './assembler.js'
 import { newMessageId } from './inputs.js'
@@ -75,8 +69,7 @@ const matchedHeaders = new WeakMap<StepContext, EventMap['request/header']>()
 /** Logs a `request/header` when the settings differ from the last one logged. */
 function logHeader(context: StepContext): void {
   const last = context.header.last
-  if (last && matchedHeaders.get(context) === last && jsonEqual(last.params, context.params))
-    return
+  if (last && matchedHeaders.get(context) === last && jsonEqual(last.params, context.params)) return
   const header = {
     provider: context.provider.id,
     model: context.model,
@@ -85,14 +78,16 @@ function logHeader(context: StepContext): void {
     params: context.params,
   }
   const matched =
-    last && jsonEqual(last, header)
-      ? last
-      : context.session.append('request/header', header).data
+    last && jsonEqual(last, header) ? last : context.session.append('request/header', header).data
   context.header.last = matched
   matchedHeaders.set(context, matched)
 }
 
-/** Sends the request, retrying a retryable failure as the policy allows. */
+/**
+ * Sends the request and reads the response, retrying a retryable failure as the policy allows.
+ * Reading is written out here rather than in a function of its own: an async call per step
+ * is a promise and a frame the loop pays for (bench B5+).
+ */
 async function requestWithRetries(
   context: StepContext,
   { turn, step }: StepPlace,
@@ -109,9 +104,40 @@ async function requestWithRetries(
   for (let attempt = 1; ; attempt++) {
     const assembler = new ResponseAssembler()
     context.emit({ type: 'request/start', turn, step, attempt, maxAttempts })
-    const failure = await consume(context, request, assembler, (delta) =>
-      context.emit({ type: 'assistant/delta', turn, step, attempt, ...delta }),
-    )
+    // The failure part if it failed; a stream that throws or ends without a final part
+    // counts as a failure unless the run was aborted.
+    let failure: Failure | undefined
+    let isEnded = false
+    try {
+      for await (const part of context.provider.stream(request, signal)) {
+        if (signal.aborted) break
+        if (part.type === 'error') failure = part
+        else if (part.type === 'end') assembler.stopReason = part.stopReason
+        else {
+          const delta = assembler.add(part)
+          if (delta) context.emit({ type: 'assistant/delta', turn, step, attempt, ...delta })
+          continue
+        }
+        isEnded = true
+        break
+      }
+    } catch (error) {
+      if (!signal.aborted)
+        failure = {
+          type: 'error',
+          code: 'provider-threw',
+          message: `provider ${context.provider.id} threw instead of ending its stream with an error part: ${messageOf(error)}`,
+          retryable: false,
+        }
+      isEnded = true
+    }
+    if (!isEnded && !signal.aborted)
+      failure = {
+        type: 'error',
+        code: 'stream-incomplete',
+        message: `provider ${context.provider.id} ended its stream without an end or error part`,
+        retryable: true,
+      }
     if (!failure?.retryable || signal.aborted || attempt > context.retry.maxRetries)
       return { assembler, failure }
     const delayMs = retryDelayMs(context.retry, attempt, failure.retryAfterMs)
@@ -172,48 +198,4 @@ function recordResponse(
   if (text !== '') onText(text)
   const calls = content.filter((block): block is ToolCallBlock => block.type === 'tool-call')
   return { calls, stopReason }
-}
-
-/**
- * Reads one response. Returns the failure part if it failed; a stream that throws or ends
- * without a final part counts as a failure unless the run was aborted.
- */
-async function consume(
-  context: StepContext,
-  request: ModelRequest,
-  assembler: ResponseAssembler,
-  onDelta: (delta: { block: number; kind: 'text' | 'thinking'; text: string }) => void,
-): Promise<Failure | undefined> {
-  const { signal } = context
-  try {
-    for await (const part of context.provider.stream(request, signal)) {
-      if (signal.aborted) return undefined
-      switch (part.type) {
-        case 'error':
-          return part
-        case 'end':
-          assembler.stopReason = part.stopReason
-          return undefined
-        default: {
-          const delta = assembler.add(part)
-          if (delta) onDelta(delta)
-        }
-      }
-    }
-  } catch (error) {
-    if (signal.aborted) return undefined
-    return {
-      type: 'error',
-      code: 'provider-threw',
-      message: `provider ${context.provider.id} threw instead of ending its stream with an error part: ${messageOf(error)}`,
-      retryable: false,
-    }
-  }
-  if (signal.aborted) return undefined
-  return {
-    type: 'error',
-    code: 'stream-incomplete',
-    message: `provider ${context.provider.id} ended its stream without an end or error part`,
-    retryable: true,
-  }
 }
