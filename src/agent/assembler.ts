@@ -17,11 +17,14 @@ export type AssembledDelta = {
   readonly text: string
 }
 
+/** The usage of a response that reported none (shared: usage is replaced, never changed). */
+const NO_USAGE: Usage = Object.freeze({ inputTokens: 0, outputTokens: 0 })
+
 export class ResponseAssembler {
   private readonly builders: Builder[] = []
   /** How many tool calls the response made so far. */
   private calls = 0
-  usage: Usage = { inputTokens: 0, outputTokens: 0 }
+  usage: Usage = NO_USAGE
   stopReason: StopReason | undefined
 
   /** Takes a delta, tool call or usage part; returns the delta to report live, if any. */

@@ -20,8 +20,6 @@ export type StepOutcome =
   | { readonly kind: 'overflow'; readonly message: string }
 
 type Failure = Extract<StreamPart, { type: 'error' }>
-/** Where the step is, for notifications. */
-type StepPlace = { readonly turn: number; readonly step: number }
 
 /** Runs one step; `onText` hears the text of the assistant message logged, if it has any. */
 export async function runStep(
@@ -31,82 +29,29 @@ export async function runStep(
   onText: (text: string) => void,
 ): Promise<StepOutcome> {
   const { session, signal } = context
-  const stepEnd = <T extends StepOutcome>(outcome: T): T => {
-    session.append('step/end', { turn, step })
-    return outcome
-  }
   logHeader(context)
   // Durability point: the log holds everything the request is built from before it is sent.
   await session.flush()
-  if (signal.aborted) return stepEnd({ kind: 'canceled' })
+  if (signal.aborted) return stepEnd(context, turn, step, CANCELED)
 
-  const { assembler, failure } = await requestWithRetries(context, { turn, step })
-  if (signal.aborted || failure) {
-    recordPartial(context, assembler, onText)
-    if (signal.aborted || !failure) return stepEnd({ kind: 'canceled' })
-    if (failure.code === 'context-overflow')
-      return stepEnd({ kind: 'overflow', message: failure.message })
-    return stepEnd({ kind: 'error', code: failure.code, message: failure.message })
-  }
-  const { calls, stopReason } = recordResponse(context, assembler, onText)
-  if (stopReason === 'max-tokens') return stepEnd({ kind: 'would-end', reason: 'max-tokens' })
-  if (calls.length === 0) return stepEnd({ kind: 'would-end', reason: 'completed' })
-  const batch = await runToolBatch(context, turn, step, calls)
-  if (batch.isCanceled) return stepEnd({ kind: 'canceled' })
-  return stepEnd(
-    batch.concludesTurn ? { kind: 'would-end', reason: 'completed' } : { kind: 'next' },
-  )
-}
-
-/**
- * The header each step context was last found to match. A step context's settings are fixed
- * (turn.ts builds a new one when `agent.configure()` changes them) but for `params`, the
- * caller's object, so after one full comparison a step compares only `params`: comparing the
- * tool schemas every step was a steady cost of the loop (bench B5+).
- */
-const matchedHeaders = new WeakMap<StepContext, EventMap['request/header']>()
-
-/** Logs a `request/header` when the settings differ from the last one logged. */
-function logHeader(context: StepContext): void {
-  const last = context.header.last
-  if (last && matchedHeaders.get(context) === last && jsonEqual(last.params, context.params)) return
-  const header = {
-    provider: context.provider.id,
-    model: context.model,
-    system: context.system,
-    tools: context.toolSpecs,
-    params: context.params,
-  }
-  const matched =
-    last && jsonEqual(last, header) ? last : context.session.append('request/header', header).data
-  context.header.last = matched
-  matchedHeaders.set(context, matched)
-}
-
-/**
- * Sends the request and reads the response, retrying a retryable failure as the policy allows.
- * Reading is written out here rather than in a function of its own: an async call per step
- * is a promise and a frame the loop pays for (bench B5+).
- */
-async function requestWithRetries(
-  context: StepContext,
-  { turn, step }: StepPlace,
-): Promise<{ assembler: ResponseAssembler; failure: Failure | undefined }> {
-  const { signal } = context
+  // The request, with its retries, is written out here rather than in a function of its
+  // own: an async call a step is a promise and a frame the loop pays for (bench B5+).
   const request: ModelRequest = {
     model: context.model,
     system: context.system,
-    messages: context.session.messages(),
+    messages: session.messages(),
     tools: context.toolSpecs,
     params: context.params,
   }
   const maxAttempts = context.retry.maxRetries + 1
+  let assembler: ResponseAssembler
+  let failure: Failure | undefined
   for (let attempt = 1; ; attempt++) {
-    const assembler = new ResponseAssembler()
+    assembler = new ResponseAssembler()
+    failure = undefined
     context.emit({ type: 'request/start', turn, step, attempt, maxAttempts })
-    // The failure part if it failed; a stream that throws or ends without a final part
-    // counts as a failure unless the run was aborted.
-    let failure: Failure | undefined
+    // Reading the response: a stream that throws or ends without a final part counts as a
+    // failure unless the run was aborted.
     let isEnded = false
     try {
       for await (const part of context.provider.stream(request, signal)) {
@@ -138,8 +83,7 @@ async function requestWithRetries(
         message: `provider ${context.provider.id} ended its stream without an end or error part`,
         retryable: true,
       }
-    if (!failure?.retryable || signal.aborted || attempt > context.retry.maxRetries)
-      return { assembler, failure }
+    if (!failure?.retryable || signal.aborted || attempt > context.retry.maxRetries) break
     const delayMs = retryDelayMs(context.retry, attempt, failure.retryAfterMs)
     context.emit({
       type: 'request/retry',
@@ -153,8 +97,62 @@ async function requestWithRetries(
       error: { code: failure.code, message: failure.message },
     })
     await sleep(delayMs, signal)
-    if (signal.aborted) return { assembler, failure }
+    if (signal.aborted) break
   }
+
+  if (signal.aborted || failure) {
+    recordPartial(context, assembler, onText)
+    if (signal.aborted || !failure) return stepEnd(context, turn, step, CANCELED)
+    if (failure.code === 'context-overflow')
+      return stepEnd(context, turn, step, { kind: 'overflow', message: failure.message })
+    return stepEnd(context, turn, step, {
+      kind: 'error',
+      code: failure.code,
+      message: failure.message,
+    })
+  }
+  const { calls, stopReason } = recordResponse(context, assembler, onText)
+  if (stopReason === 'max-tokens') return stepEnd(context, turn, step, MAX_TOKENS)
+  if (calls.length === 0) return stepEnd(context, turn, step, COMPLETED)
+  const batch = await runToolBatch(context, turn, step, calls)
+  if (batch.isCanceled) return stepEnd(context, turn, step, CANCELED)
+  return stepEnd(context, turn, step, batch.concludesTurn ? COMPLETED : NEXT)
+}
+
+// The outcomes that carry nothing of their own, made once.
+const NEXT: StepOutcome = Object.freeze({ kind: 'next' })
+const CANCELED: StepOutcome = Object.freeze({ kind: 'canceled' })
+const COMPLETED: StepOutcome = Object.freeze({ kind: 'would-end', reason: 'completed' })
+const MAX_TOKENS: StepOutcome = Object.freeze({ kind: 'would-end', reason: 'max-tokens' })
+
+function stepEnd(context: StepContext, turn: number, step: number, outcome: StepOutcome) {
+  context.session.append('step/end', { turn, step })
+  return outcome
+}
+
+/**
+ * The header each step context was last found to match. A step context's settings are fixed
+ * (turn.ts builds a new one when `agent.configure()` changes them) but for `params`, the
+ * caller's object, so after one full comparison a step compares only `params`: comparing the
+ * tool schemas every step was a steady cost of the loop (bench B5+).
+ */
+const matchedHeaders = new WeakMap<StepContext, EventMap['request/header']>()
+
+/** Logs a `request/header` when the settings differ from the last one logged. */
+function logHeader(context: StepContext): void {
+  const last = context.header.last
+  if (last && matchedHeaders.get(context) === last && jsonEqual(last.params, context.params)) return
+  const header = {
+    provider: context.provider.id,
+    model: context.model,
+    system: context.system,
+    tools: context.toolSpecs,
+    params: context.params,
+  }
+  const matched =
+    last && jsonEqual(last, header) ? last : context.session.append('request/header', header).data
+  context.header.last = matched
+  matchedHeaders.set(context, matched)
 }
 
 /** A cut-short response keeps its streamed text, so the next request shows what the user saw. */
