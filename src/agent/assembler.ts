@@ -83,30 +83,32 @@ export class ResponseAssembler {
 
   /** The full content, in stream order. */
   content(): AssistantBlock[] {
-    const blocks: AssistantBlock[] = []
+    // Sized once (an array grown by push starts at 16 slots): trimmed below if a block is empty.
+    const blocks: AssistantBlock[] = new Array(this.builders.length)
+    let count = 0
     for (const builder of this.builders) {
       switch (builder.kind) {
         case 'text': {
           const text = builder.pieces.join('')
-          if (text !== '') blocks.push({ type: 'text', text })
+          if (text !== '') blocks[count++] = { type: 'text', text }
           break
         }
         case 'thinking': {
           const text = builder.pieces.join('')
           if (text !== '' || builder.signature !== undefined) {
-            blocks.push(
+            blocks[count++] =
               builder.signature === undefined
                 ? { type: 'thinking', text }
-                : { type: 'thinking', text, signature: builder.signature },
-            )
+                : { type: 'thinking', text, signature: builder.signature }
           }
           break
         }
         case 'tool-call':
-          blocks.push(builder.block)
+          blocks[count++] = builder.block
           break
       }
     }
+    blocks.length = count
     return blocks
   }
 

@@ -192,8 +192,19 @@ function recordResponse(
     stopReason,
     usage: assembler.usage,
   })
-  const text = textOf(content)
-  if (text !== '') onText(text)
-  const calls = content.filter((block): block is ToolCallBlock => block.type === 'tool-call')
+  // Counted first so that a response without text or calls makes no array for them.
+  let texts = 0
+  let callCount = 0
+  for (const block of content) {
+    if (block.type === 'text') texts++
+    else if (block.type === 'tool-call') callCount++
+  }
+  if (texts > 0) {
+    const text = textOf(content)
+    if (text !== '') onText(text)
+  }
+  const calls: ToolCallBlock[] = new Array(callCount)
+  let index = 0
+  for (const block of content) if (block.type === 'tool-call') calls[index++] = block
   return { calls, stopReason }
 }
