@@ -19,6 +19,18 @@ const echo = defineTool({
   execute: () => 'ok',
 })
 
+/** The echo tool with the allocation probe in it. */
+const probed = (probe: () => void) =>
+  defineTool({
+    name: 'echo',
+    description: 'Returns ok.',
+    parameters: z.object({}),
+    execute: () => {
+      probe()
+      return 'ok'
+    },
+  })
+
 /** CPU ms of a whole async run (the loop never waits on I/O, so CPU is the cost). */
 async function cpuOf(run: () => Promise<void>): Promise<number> {
   const start = process.cpuUsage()
@@ -27,8 +39,12 @@ async function cpuOf(run: () => Promise<void>): Promise<number> {
   return (used.user + used.system) / 1000
 }
 
-/** `onStepEnd` runs after each `step/end` (the allocation probe); the timed turns have none. */
-async function agentTurn(steps: number, onStepEnd?: () => void): Promise<void> {
+/**
+ * `probe` (the allocation probe) runs in the tool, once a step but the last; the timed turns
+ * have none. In the tool rather than in a session listener, which a session without one
+ * does not pay for.
+ */
+async function agentTurn(steps: number, probe?: () => void): Promise<void> {
   const script = [
     ...Array.from({ length: steps - 1 }, (_, i) => ({
       toolCalls: [{ id: `c${i}`, name: 'echo', args: {} }],
@@ -36,15 +52,10 @@ async function agentTurn(steps: number, onStepEnd?: () => void): Promise<void> {
     { text: 'done' },
   ]
   const provider = scriptedProvider(script)
-  const session = createSession()
-  if (onStepEnd)
-    session.subscribe((event) => {
-      if (event.type === 'step/end') onStepEnd()
-    })
   const agent = createAgent({
-    session,
+    session: createSession(),
     provider,
-    tools: [echo],
+    tools: [probe ? probed(probe) : echo],
     maxSteps: steps + 1,
   })
   agent.send('go')
@@ -53,7 +64,7 @@ async function agentTurn(steps: number, onStepEnd?: () => void): Promise<void> {
 }
 
 /** The floor: the same events and messages, by hand, with an awaited stream per step. */
-async function handLoop(steps: number, onStepEnd?: () => void): Promise<void> {
+async function handLoop(steps: number, probe?: () => void): Promise<void> {
   const events: unknown[] = []
   const messages: Message[] = []
   let seq = 0
@@ -77,6 +88,7 @@ async function handLoop(steps: number, onStepEnd?: () => void): Promise<void> {
     messages.push({ role: 'assistant', content: content as never })
     if (step < steps) {
       add('tool/call', { callId: `c${step}`, name: 'echo', args: {} })
+      probe?.()
       const result = [
         { type: 'text' as const, text: (await echo.execute({}, {} as never)) as string },
       ]
@@ -90,7 +102,6 @@ async function handLoop(steps: number, onStepEnd?: () => void): Promise<void> {
       })
     }
     add('step/end', { turn: 1, step })
-    onStepEnd?.()
   }
   add('turn/end', { turn: 1, reason: { kind: 'completed' } })
 }
@@ -165,9 +176,9 @@ export async function agentLoopBenchmarks(): Promise<Row[]> {
 }
 
 /**
- * KB of heap allocated per step: the heap's growth from one step's end to the next, summed
- * over the steps no collection ran in (a collection shrinks the heap), less what the probe
- * itself allocates.
+ * KB of heap allocated per step: the heap's growth from one step's tool call to the next,
+ * summed over the steps no collection ran in (a collection shrinks the heap), less what the
+ * probe itself allocates.
  */
 async function allocatedPerStep(run: (probe: () => void) => Promise<void>): Promise<number> {
   let last = -1
