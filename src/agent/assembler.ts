@@ -17,10 +17,14 @@ export type AssembledDelta = {
   readonly text: string
 }
 
+/** The usage of a response that reported none (shared: usage is replaced, never changed). */
+const NO_USAGE: Usage = Object.freeze({ inputTokens: 0, outputTokens: 0 })
+
 export class ResponseAssembler {
   private readonly builders: Builder[] = []
-  private readonly callIds = new Set<string>()
-  usage: Usage = { inputTokens: 0, outputTokens: 0 }
+  /** How many tool calls the response made so far. */
+  private calls = 0
+  usage: Usage = NO_USAGE
   stopReason: StopReason | undefined
 
   /** Takes a delta, tool call or usage part; returns the delta to report live, if any. */
@@ -39,8 +43,8 @@ export class ResponseAssembler {
       case 'tool-call': {
         // Ids must be unique within a message for results to pair; providers rarely repeat one.
         let id = part.id === '' ? `call_${this.builders.length + 1}` : part.id
-        while (this.callIds.has(id)) id = `${id}_${this.callIds.size + 1}`
-        this.callIds.add(id)
+        while (this.hasCall(id)) id = `${id}_${this.calls + 1}`
+        this.calls++
         this.builders.push({
           kind: 'tool-call',
           block: { type: 'tool-call', id, name: part.name, args: part.args },
@@ -51,6 +55,19 @@ export class ResponseAssembler {
         this.usage = part.usage
         return undefined
     }
+  }
+
+  /** Whether a tool call with this id was taken (a response makes a few: no set per response). */
+  private hasCall(id: string): boolean {
+    if (this.calls === 0) return false
+    for (const builder of this.builders)
+      if (
+        builder.kind === 'tool-call' &&
+        builder.block.type === 'tool-call' &&
+        builder.block.id === id
+      )
+        return true
+    return false
   }
 
   private appendText(kind: 'text' | 'thinking', text: string): AssembledDelta | undefined {
@@ -66,30 +83,32 @@ export class ResponseAssembler {
 
   /** The full content, in stream order. */
   content(): AssistantBlock[] {
-    const blocks: AssistantBlock[] = []
+    // Sized once (an array grown by push starts at 16 slots): trimmed below if a block is empty.
+    const blocks: AssistantBlock[] = new Array(this.builders.length)
+    let count = 0
     for (const builder of this.builders) {
       switch (builder.kind) {
         case 'text': {
           const text = builder.pieces.join('')
-          if (text !== '') blocks.push({ type: 'text', text })
+          if (text !== '') blocks[count++] = { type: 'text', text }
           break
         }
         case 'thinking': {
           const text = builder.pieces.join('')
           if (text !== '' || builder.signature !== undefined) {
-            blocks.push(
+            blocks[count++] =
               builder.signature === undefined
                 ? { type: 'thinking', text }
-                : { type: 'thinking', text, signature: builder.signature },
-            )
+                : { type: 'thinking', text, signature: builder.signature }
           }
           break
         }
         case 'tool-call':
-          blocks.push(builder.block)
+          blocks[count++] = builder.block
           break
       }
     }
+    blocks.length = count
     return blocks
   }
 

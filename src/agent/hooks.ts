@@ -135,7 +135,10 @@ const HOOK_NAMES: readonly HookName[] = [
 ]
 
 export function createHookRegistry(initial: HookOptions = {}): HookRegistry {
-  const lists = new Map<HookName, unknown[]>(HOOK_NAMES.map((name) => [name, []]))
+  const lists = new Map<HookName, { listener: unknown }[]>(HOOK_NAMES.map((name) => [name, []]))
+  // The snapshot `list` gives, rebuilt only after a change: a step asks for three lists, and
+  // a new array per ask was a steady cost of the loop (bench B5+).
+  const snapshots = new Map<HookName, readonly unknown[]>()
   const registry: HookRegistry = {
     on(hook, listener) {
       const list = lists.get(hook)
@@ -148,13 +151,22 @@ export function createHookRegistry(initial: HookOptions = {}): HookRegistry {
       // Wrap so the same function registered twice is two registrations, removed one at a time.
       const entry = { listener }
       list.push(entry)
+      snapshots.delete(hook)
       return () => {
         const index = list.indexOf(entry)
-        if (index >= 0) list.splice(index, 1)
+        if (index >= 0) {
+          list.splice(index, 1)
+          snapshots.delete(hook)
+        }
       }
     },
-    list(hook) {
-      return (lists.get(hook) ?? []).map((entry) => (entry as { listener: never }).listener)
+    list<K extends HookName>(hook: K) {
+      let snapshot = snapshots.get(hook)
+      if (!snapshot) {
+        snapshot = Object.freeze((lists.get(hook) ?? []).map((entry) => entry.listener))
+        snapshots.set(hook, snapshot)
+      }
+      return snapshot as readonly HookListeners[K][]
     },
   }
   for (const name of Object.keys(initial) as HookName[]) {

@@ -71,7 +71,7 @@ export type Inbox = {
    * Appends the outbox in acceptance order (docs/spec.md §5.4): contexts as `user/message`,
    * steering as `steering/message {turn}`. Returns the steering appended (its turn carries it).
    */
-  drain(turn: number): SteeringEntry[]
+  drain(turn: number): readonly SteeringEntry[]
   /**
    * The window closed with no turn to carry the outbox (docs/spec.md §5.3 step 4): contexts
    * are appended at once unless steering is staged, which keeps everything for the next prompt.
@@ -129,6 +129,7 @@ export function createInbox({ session, onDeliveryEnd }: InboxOptions): Inbox {
     hasWaking: () => queue.some(isWaking),
     takeNext: () => (queue.some(isWaking) ? queue.shift() : undefined),
     drain(turn) {
+      if (outbox.length === 0) return NO_STEERING
       const steering: SteeringEntry[] = []
       for (let entry = outbox.shift(); entry; entry = outbox.shift()) {
         if (entry.kind === 'context') appendContext(entry, turn)
@@ -172,6 +173,9 @@ export function createInbox({ session, onDeliveryEnd }: InboxOptions): Inbox {
     settle,
   }
 }
+
+/** What a drain of an empty outbox returns: a step drains at least once (bench B5+). */
+const NO_STEERING: readonly SteeringEntry[] = Object.freeze([])
 
 /** A queued entry is waking unless it is a prompt sent with `wakeup: false`. */
 const isWaking = (entry: QueuedEntry) => entry.kind !== 'prompt' || entry.wakeup

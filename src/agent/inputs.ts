@@ -2,7 +2,7 @@
  * Checks and copies what callers hand to send / steer / inject. Caller mistakes throw at
  * once, before anything is queued.
  */
-import { randomUUID } from 'node:crypto'
+import { randomFillSync } from 'node:crypto'
 import {
   type ContentBlock,
   RudderError,
@@ -108,7 +108,34 @@ export function checkSendOptions(options: SendOptions | undefined): {
   return { target, wakeup: options?.wakeup ?? true }
 }
 
-/** A fresh message id: unique per session, assigned when a value is accepted. */
+/**
+ * A fresh message id, `msg_` and a random (version 4) UUID: unique per session, assigned when
+ * a value is accepted. Written byte by byte into one string from a batch of random bytes, as
+ * `crypto.randomUUID` draws them: its string, built from 20 pieces and then prefixed, was 5%
+ * of what an agent step allocates (bench B5+).
+ */
 export function newMessageId(): string {
-  return `msg_${randomUUID()}`
+  if (idsLeft === 0) {
+    randomFillSync(randomBytes)
+    idsLeft = ID_BATCH
+  }
+  const offset = 16 * --idsLeft
+  let at = 4
+  for (let i = 0; i < 16; i++) {
+    if (i === 4 || i === 6 || i === 8 || i === 10) at++
+    let byte = randomBytes[offset + i] as number
+    // The version (4) and variant (10xx) bits of RFC 9562.
+    if (i === 6) byte = (byte & 0x0f) | 0x40
+    else if (i === 8) byte = (byte & 0x3f) | 0x80
+    idText[at++] = HEX_DIGITS[byte >> 4] as number
+    idText[at++] = HEX_DIGITS[byte & 0x0f] as number
+  }
+  return idText.toString('latin1')
 }
+
+const ID_BATCH = 128
+const randomBytes = new Uint8Array(16 * ID_BATCH)
+let idsLeft = 0
+const HEX_DIGITS = Buffer.from('0123456789abcdef', 'latin1')
+/** The id being written; only the hex digits change. */
+const idText = Buffer.from('msg_00000000-0000-0000-0000-000000000000', 'latin1')

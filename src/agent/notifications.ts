@@ -85,6 +85,7 @@ export type AgentListener = (notification: AgentNotification) => void
 export function createNotifier() {
   const listeners = new Set<AgentListener>()
   function emit(notification: AgentNotification): void {
+    if (listeners.size === 0) return
     for (const listener of [...listeners]) {
       try {
         listener(notification)

@@ -31,8 +31,9 @@ export function turnContextOf(options: {
       // After a cancel nothing joins the canceled turn (docs/spec.md §5.5).
       if (signal.aborted) return false
       const steering = inbox.drain(turn)
+      if (steering.length === 0) return false
       run.carried.push(...steering)
-      return steering.length > 0
+      return true
     },
     closeWindow: () => options.moveTo({ kind: 'running', run, isWindowOpen: false }),
   }

@@ -2,7 +2,7 @@
  * One step of a turn (docs/spec.md §5.4), after `step/start`: the `request/header` if it
  * changed, the request with its retries, the assistant message, the tools, then `step/end`.
  */
-import { jsonEqual, messageOf, type ToolCallBlock, textOf } from '../core/index.js'
+import { type EventMap, jsonEqual, messageOf, type ToolCallBlock, textOf } from '../core/index.js'
 import type { ModelRequest, StreamPart } from '../providers/provider.js'
 import { ResponseAssembler } from './assembler.js'
 import { newMessageId } from './inputs.js'
@@ -20,8 +20,6 @@ export type StepOutcome =
   | { readonly kind: 'overflow'; readonly message: string }
 
 type Failure = Extract<StreamPart, { type: 'error' }>
-/** Where the step is, for notifications. */
-type StepPlace = { readonly turn: number; readonly step: number }
 
 /** Runs one step; `onText` hears the text of the assistant message logged, if it has any. */
 export async function runStep(
@@ -31,68 +29,61 @@ export async function runStep(
   onText: (text: string) => void,
 ): Promise<StepOutcome> {
   const { session, signal } = context
-  const stepEnd = <T extends StepOutcome>(outcome: T): T => {
-    session.append('step/end', { turn, step })
-    return outcome
-  }
   logHeader(context)
   // Durability point: the log holds everything the request is built from before it is sent.
   await session.flush()
-  if (signal.aborted) return stepEnd({ kind: 'canceled' })
+  if (signal.aborted) return stepEnd(context, turn, step, CANCELED)
 
-  const { assembler, failure } = await requestWithRetries(context, { turn, step })
-  if (signal.aborted || failure) {
-    recordPartial(context, assembler, onText)
-    if (signal.aborted || !failure) return stepEnd({ kind: 'canceled' })
-    if (failure.code === 'context-overflow')
-      return stepEnd({ kind: 'overflow', message: failure.message })
-    return stepEnd({ kind: 'error', code: failure.code, message: failure.message })
-  }
-  const { calls, stopReason } = recordResponse(context, assembler, onText)
-  if (stopReason === 'max-tokens') return stepEnd({ kind: 'would-end', reason: 'max-tokens' })
-  if (calls.length === 0) return stepEnd({ kind: 'would-end', reason: 'completed' })
-  const batch = await runToolBatch(context, turn, step, calls)
-  if (batch.isCanceled) return stepEnd({ kind: 'canceled' })
-  return stepEnd(
-    batch.concludesTurn ? { kind: 'would-end', reason: 'completed' } : { kind: 'next' },
-  )
-}
-
-/** Logs a `request/header` when the settings differ from the last one logged. */
-function logHeader(context: StepContext): void {
-  const header = {
-    provider: context.provider.id,
-    model: context.model,
-    system: context.system,
-    tools: context.toolSpecs,
-    params: context.params,
-  }
-  const last = context.session.requestHeader()
-  if (!last || !jsonEqual(last, header)) context.session.append('request/header', header)
-}
-
-/** Sends the request, retrying a retryable failure as the policy allows. */
-async function requestWithRetries(
-  context: StepContext,
-  { turn, step }: StepPlace,
-): Promise<{ assembler: ResponseAssembler; failure: Failure | undefined }> {
-  const { signal } = context
+  // The request, with its retries, is written out here rather than in a function of its
+  // own: an async call a step is a promise and a frame the loop pays for (bench B5+).
   const request: ModelRequest = {
     model: context.model,
     system: context.system,
-    messages: context.session.messages(),
+    messages: session.messages(),
     tools: context.toolSpecs,
     params: context.params,
   }
   const maxAttempts = context.retry.maxRetries + 1
+  let assembler: ResponseAssembler
+  let failure: Failure | undefined
   for (let attempt = 1; ; attempt++) {
-    const assembler = new ResponseAssembler()
+    assembler = new ResponseAssembler()
+    failure = undefined
     context.emit({ type: 'request/start', turn, step, attempt, maxAttempts })
-    const failure = await consume(context, request, assembler, (delta) =>
-      context.emit({ type: 'assistant/delta', turn, step, attempt, ...delta }),
-    )
-    if (!failure?.retryable || signal.aborted || attempt > context.retry.maxRetries)
-      return { assembler, failure }
+    // Reading the response: a stream that throws or ends without a final part counts as a
+    // failure unless the run was aborted.
+    let isEnded = false
+    try {
+      for await (const part of context.provider.stream(request, signal)) {
+        if (signal.aborted) break
+        if (part.type === 'error') failure = part
+        else if (part.type === 'end') assembler.stopReason = part.stopReason
+        else {
+          const delta = assembler.add(part)
+          if (delta) context.emit({ type: 'assistant/delta', turn, step, attempt, ...delta })
+          continue
+        }
+        isEnded = true
+        break
+      }
+    } catch (error) {
+      if (!signal.aborted)
+        failure = {
+          type: 'error',
+          code: 'provider-threw',
+          message: `provider ${context.provider.id} threw instead of ending its stream with an error part: ${messageOf(error)}`,
+          retryable: false,
+        }
+      isEnded = true
+    }
+    if (!isEnded && !signal.aborted)
+      failure = {
+        type: 'error',
+        code: 'stream-incomplete',
+        message: `provider ${context.provider.id} ended its stream without an end or error part`,
+        retryable: true,
+      }
+    if (!failure?.retryable || signal.aborted || attempt > context.retry.maxRetries) break
     const delayMs = retryDelayMs(context.retry, attempt, failure.retryAfterMs)
     context.emit({
       type: 'request/retry',
@@ -106,8 +97,61 @@ async function requestWithRetries(
       error: { code: failure.code, message: failure.message },
     })
     await sleep(delayMs, signal)
-    if (signal.aborted) return { assembler, failure }
+    if (signal.aborted) break
   }
+
+  if (signal.aborted || failure) {
+    recordPartial(context, assembler, onText)
+    if (signal.aborted || !failure) return stepEnd(context, turn, step, CANCELED)
+    if (failure.code === 'context-overflow')
+      return stepEnd(context, turn, step, { kind: 'overflow', message: failure.message })
+    return stepEnd(context, turn, step, {
+      kind: 'error',
+      code: failure.code,
+      message: failure.message,
+    })
+  }
+  const { calls, stopReason } = recordResponse(context, assembler, onText)
+  if (stopReason === 'max-tokens') return stepEnd(context, turn, step, MAX_TOKENS)
+  if (calls.length === 0) return stepEnd(context, turn, step, COMPLETED)
+  const batch = await runToolBatch(context, turn, step, calls)
+  if (batch.isCanceled) return stepEnd(context, turn, step, CANCELED)
+  return stepEnd(context, turn, step, batch.concludesTurn ? COMPLETED : NEXT)
+}
+
+// The outcomes that carry nothing of their own, made once.
+const NEXT: StepOutcome = Object.freeze({ kind: 'next' })
+const CANCELED: StepOutcome = Object.freeze({ kind: 'canceled' })
+const COMPLETED: StepOutcome = Object.freeze({ kind: 'would-end', reason: 'completed' })
+const MAX_TOKENS: StepOutcome = Object.freeze({ kind: 'would-end', reason: 'max-tokens' })
+
+function stepEnd(context: StepContext, turn: number, step: number, outcome: StepOutcome) {
+  context.session.append('step/end', { turn, step })
+  return outcome
+}
+
+/**
+ * The header each step context was last found to match. A step context's settings are fixed
+ * (turn.ts builds a new one when `agent.configure()` changes them) but for `params`, the
+ * caller's object, so after one full comparison a step compares only `params`: comparing the
+ * tool schemas every step was a steady cost of the loop (bench B5+).
+ */
+const matchedHeaders = new WeakMap<StepContext, EventMap['request/header']>()
+
+/** Logs a `request/header` when the settings differ from the last one logged. */
+function logHeader(context: StepContext): void {
+  const last = context.session.requestHeader()
+  if (last && matchedHeaders.get(context) === last && jsonEqual(last.params, context.params)) return
+  const header = {
+    provider: context.provider.id,
+    model: context.model,
+    system: context.system,
+    tools: context.toolSpecs,
+    params: context.params,
+  }
+  const matched =
+    last && jsonEqual(last, header) ? last : context.session.append('request/header', header).data
+  matchedHeaders.set(context, matched)
 }
 
 /** A cut-short response keeps its streamed text, so the next request shows what the user saw. */
@@ -147,52 +191,19 @@ function recordResponse(
     stopReason,
     usage: assembler.usage,
   })
-  const text = textOf(content)
-  if (text !== '') onText(text)
-  const calls = content.filter((block): block is ToolCallBlock => block.type === 'tool-call')
+  // Counted first so that a response without text or calls makes no array for them.
+  let texts = 0
+  let callCount = 0
+  for (const block of content) {
+    if (block.type === 'text') texts++
+    else if (block.type === 'tool-call') callCount++
+  }
+  if (texts > 0) {
+    const text = textOf(content)
+    if (text !== '') onText(text)
+  }
+  const calls: ToolCallBlock[] = new Array(callCount)
+  let index = 0
+  for (const block of content) if (block.type === 'tool-call') calls[index++] = block
   return { calls, stopReason }
-}
-
-/**
- * Reads one response. Returns the failure part if it failed; a stream that throws or ends
- * without a final part counts as a failure unless the run was aborted.
- */
-async function consume(
-  context: StepContext,
-  request: ModelRequest,
-  assembler: ResponseAssembler,
-  onDelta: (delta: { block: number; kind: 'text' | 'thinking'; text: string }) => void,
-): Promise<Failure | undefined> {
-  const { signal } = context
-  try {
-    for await (const part of context.provider.stream(request, signal)) {
-      if (signal.aborted) return undefined
-      switch (part.type) {
-        case 'error':
-          return part
-        case 'end':
-          assembler.stopReason = part.stopReason
-          return undefined
-        default: {
-          const delta = assembler.add(part)
-          if (delta) onDelta(delta)
-        }
-      }
-    }
-  } catch (error) {
-    if (signal.aborted) return undefined
-    return {
-      type: 'error',
-      code: 'provider-threw',
-      message: `provider ${context.provider.id} threw instead of ending its stream with an error part: ${messageOf(error)}`,
-      retryable: false,
-    }
-  }
-  if (signal.aborted) return undefined
-  return {
-    type: 'error',
-    code: 'stream-incomplete',
-    message: `provider ${context.provider.id} ended its stream without an end or error part`,
-    retryable: true,
-  }
 }

@@ -8,17 +8,23 @@ import { saveToolOutput } from '../tools/output-spill.js'
 
 type ResultData = EventMap['tool/result']
 
-export async function truncateResult(options: {
+type TruncateOptions = {
   readonly result: ResultData
   readonly limit: number
   readonly dir: string
   /** Names the saved file with the call id. */
   readonly sessionId: string
-}): Promise<ResultData> {
-  const { result, limit } = options
+}
+
+/** The result as it is, with no promise, when it is within the limit (bench B5+); else its cut. */
+export function truncateResult(options: TruncateOptions): ResultData | Promise<ResultData> {
   let total = 0
-  for (const block of result.content) if (block.type === 'text') total += block.text.length
-  if (total <= limit) return result
+  for (const block of options.result.content) if (block.type === 'text') total += block.text.length
+  return total <= options.limit ? options.result : spill(options, total)
+}
+
+async function spill(options: TruncateOptions, total: number): Promise<ResultData> {
+  const { result, limit } = options
   const full = result.content
     .map((block) => (block.type === 'text' ? block.text : `[${block.mediaType} image]`))
     .join('\n')

@@ -12,7 +12,13 @@ import {
 } from '../core/index.js'
 import type { Tool } from '../tools/tool.js'
 import { askApproval } from './approval.js'
-import { runWaterfall, type ToolCallInfo, type ToolPreResult } from './hooks.js'
+import {
+  runWaterfall,
+  type ToolCallInfo,
+  type ToolPreEvent,
+  type ToolPreResult,
+  type WaterfallListener,
+} from './hooks.js'
 import type { StepContext } from './turn-context.js'
 
 export type ResultData = EventMap['tool/result']
@@ -32,9 +38,12 @@ export type Plan =
   | { readonly kind: 'done'; readonly outcome: Outcome }
   | ({ readonly kind: 'run' } & Runnable)
 
-/** Decides one call, in call order; a cancel meanwhile gives it a `canceled` result. */
-export async function planCall(context: StepContext, call: ToolCallBlock): Promise<Plan> {
-  const done = (outcome: Outcome): Plan => ({ kind: 'done', outcome })
+/**
+ * Decides one call, in call order; a cancel meanwhile gives it a `canceled` result. With no
+ * `tool-pre` listener the decision is made at once, with no promise (bench B5+): the call runs
+ * with its own arguments, as the waterfall's default would say.
+ */
+export function planCall(context: StepContext, call: ToolCallBlock): Plan | Promise<Plan> {
   if (context.signal.aborted) return done(canceledBeforeStart(call))
   const tool = context.tools.get(call.name)
   if (!tool) {
@@ -49,15 +58,27 @@ export async function planCall(context: StepContext, call: ToolCallBlock): Promi
   }
   const parsed = tool.parse(call.args)
   if (!parsed.ok) return done(failure(call, 'invalid-arguments', parsed.message))
+  const listeners = context.hooks.list('tool-pre')
+  if (listeners.length === 0) return { kind: 'run', tool, args: parsed.args, rawArgs: call.args }
+  return decide(context, call, tool, parsed.args, listeners)
+}
 
+const done = (outcome: Outcome): Plan => ({ kind: 'done', outcome })
+
+/** The `tool-pre` waterfall, then the approver if it asks. */
+async function decide(
+  context: StepContext,
+  call: ToolCallBlock,
+  tool: Tool,
+  parsedArgs: unknown,
+  listeners: readonly WaterfallListener<ToolPreEvent, ToolPreResult>[],
+): Promise<Plan> {
   const info: ToolCallInfo = { id: call.id, name: call.name, args: call.args }
   let decision: ToolPreResult
   try {
-    decision = await runWaterfall(
-      context.hooks.list('tool-pre'),
-      { call: info, signal: context.signal },
-      () => ({ action: 'run' }),
-    )
+    decision = await runWaterfall(listeners, { call: info, signal: context.signal }, () => ({
+      action: 'run',
+    }))
     checkToolPreResult(decision)
   } catch (error) {
     context.reportError('hook:tool-pre', error)
@@ -74,7 +95,7 @@ export async function planCall(context: StepContext, call: ToolCallBlock): Promi
     case 'deny':
       return done(failure(call, 'denied', `The tool call was denied: ${decision.reason}`))
     case 'ask': {
-      const runnable = replacedArguments(call, tool, parsed.args, decision.args)
+      const runnable = replacedArguments(call, tool, parsedArgs, decision.args)
       if (runnable.kind === 'done') return runnable
       const asked = runnable.rawArgs === call.args ? info : { ...info, args: runnable.rawArgs }
       const approval = await askApproval({
@@ -89,7 +110,7 @@ export async function planCall(context: StepContext, call: ToolCallBlock): Promi
       return runnable
     }
     case 'run':
-      return replacedArguments(call, tool, parsed.args, decision.args)
+      return replacedArguments(call, tool, parsedArgs, decision.args)
   }
 }
 

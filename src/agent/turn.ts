@@ -33,16 +33,24 @@ export async function runTurn(context: TurnContext, turn: number): Promise<TurnO
   const canceled = (): TurnOutcome => end({ kind: 'canceled', cause: context.cancelCause() })
   let stepSettings: StepSettings | undefined
   let stepContext = context as StepContext
+  // Made once a turn, not once a step (bench B5+).
+  const onText = (text: string) => {
+    lastText = text
+  }
+  const onStepError = (error: unknown) => context.reportError('hook:step', error)
 
   for (;;) {
     if (signal.aborted) return canceled()
     if (step >= context.maxSteps) return end({ kind: 'step-limit' })
     step++
-    await runSerial(context.hooks.list('step'), { turn, step, signal, stop }, (error) =>
-      context.reportError('hook:step', error),
-    )
-    if (signal.aborted) return canceled()
-    if (isStopRequested) return end({ kind: 'completed' })
+    const stepListeners = context.hooks.list('step')
+    // With no listener there is nothing to wait for: the drain follows at once, as it would
+    // after listeners that return at once (docs/spec.md §5.4).
+    if (stepListeners.length > 0) {
+      await runSerial(stepListeners, { turn, step, signal, stop }, onStepError)
+      if (signal.aborted) return canceled()
+      if (isStopRequested) return end({ kind: 'completed' })
+    }
     context.drain(turn)
     // Settings changed by agent.configure() apply from this step on; the step keeps them.
     // The flat context is rebuilt only when they change: a spread of it per step was a third
@@ -59,9 +67,7 @@ export async function runTurn(context: TurnContext, turn: number): Promise<TurnO
       if (signal.aborted) return canceled()
     }
     context.session.append('step/start', { turn, step })
-    const outcome = await runStep(stepContext, turn, step, (text) => {
-      lastText = text
-    })
+    const outcome = await runStep(stepContext, turn, step, onText)
     switch (outcome.kind) {
       case 'canceled':
         return canceled()

@@ -18,12 +18,22 @@ const STATE: unique symbol = Symbol('rudder.prefixView')
 
 type Target = unknown[] & { [STATE]: ViewState }
 
-/** The index a property key names, or -1 when it names none. */
+/**
+ * The index a property key names (its canonical decimal form: no sign, no leading zero), or
+ * -1 when it names none. Read digit by digit: converting the key and back allocated on every
+ * indexed read of a view (bench B5+).
+ */
 function indexOf(key: string): number {
-  const first = key.charCodeAt(0)
-  if (first < 48 || first > 57) return -1
-  const index = Number(key)
-  return Number.isSafeInteger(index) && String(index) === key ? index : -1
+  const { length } = key
+  // 15 digits stay below 2^53; longer keys are past any array's end anyway.
+  if (length === 0 || length > 15) return -1
+  let index = 0
+  for (let i = 0; i < length; i++) {
+    const digit = key.charCodeAt(i) - 48
+    if (digit < 0 || digit > 9 || (digit === 0 && i === 0 && length > 1)) return -1
+    index = index * 10 + digit
+  }
+  return index
 }
 
 function* iterate(state: ViewState): IterableIterator<unknown> {

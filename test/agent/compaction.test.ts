@@ -92,9 +92,11 @@ describe('compaction', () => {
       text: 'fits now',
     })
     expect(harness.notation(7)).toBe('T+2 U(P2) S+1 S-1 C S+2 A S-2 T-2(completed)')
-    expect(harness.session.residentEvents.find((e) => e.type === 'compaction')!.data).toMatchObject({
-      reason: 'overflow',
-    })
+    expect(harness.session.residentEvents.find((e) => e.type === 'compaction')!.data).toMatchObject(
+      {
+        reason: 'overflow',
+      },
+    )
     expect(checkLog(harness.session.residentEvents)).toEqual([])
     expect(project(harness.session.residentEvents)[0]!.content[0]).toMatchObject({
       type: 'text',

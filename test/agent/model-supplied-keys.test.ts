@@ -38,7 +38,9 @@ describe('model-supplied keys', () => {
     expect(JSON.stringify(call?.data)).toBe(
       `{"callId":"c1","name":"probe","args":${argumentsText}}`,
     )
-    const message = harness.session.residentEvents.find((event) => event.type === 'assistant/message')
+    const message = harness.session.residentEvents.find(
+      (event) => event.type === 'assistant/message',
+    )
     expect(JSON.stringify(message?.data)).toContain(argumentsText)
     expect(JSON.stringify(seen)).toBe(argumentsText)
     expect(Object.getPrototypeOf(call?.data.args)).toBe(Object.prototype)

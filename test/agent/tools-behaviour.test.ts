@@ -87,7 +87,12 @@ describe('tool execution', () => {
     expect(order.indexOf('TC(x)')).toBeGreaterThan(order.indexOf('TC(p1)'))
     expect(order.indexOf('TC(p2)')).toBeGreaterThan(order.indexOf('TC(x)'))
     expect(overlaps).toEqual([1, 1, 1, 2])
-    expect(results(harness.session.residentEvents).map((r) => r.callId)).toEqual(['p1', 'x', 'p2', 'p3'])
+    expect(results(harness.session.residentEvents).map((r) => r.callId)).toEqual([
+      'p1',
+      'x',
+      'p2',
+      'p3',
+    ])
   })
 
   it('gives invalid arguments an error result naming the field, and the model can retry', async () => {
@@ -181,7 +186,9 @@ describe('tool execution', () => {
     expect(harness.session.residentEvents.find((e) => e.type === 'tool/call')!.data).toMatchObject({
       args: { text: 'hook' },
     })
-    expect(results(harness.session.residentEvents)[0]).toMatchObject({ content: [{ text: 'echo: hook' }] })
+    expect(results(harness.session.residentEvents)[0]).toMatchObject({
+      content: [{ text: 'echo: hook' }],
+    })
   })
 
   it.each([
@@ -353,7 +360,9 @@ describe('tool execution', () => {
     expect(await prompt.result).toMatchObject({ status: 'canceled' })
     expect(sawAbort).toBe(true)
     // c1 and c2 ran in one parallel group: both started, both logged.
-    expect(results(harness.session.residentEvents).map((r) => [r.callId, r.content[0]!.text])).toEqual([
+    expect(
+      results(harness.session.residentEvents).map((r) => [r.callId, r.content[0]!.text]),
+    ).toEqual([
       ['c1', 'stopped early'],
       ['c2', 'echo: c2'],
     ])

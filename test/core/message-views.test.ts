@@ -147,6 +147,17 @@ describe('messages() views behave as arrays', () => {
     expect(prefix[2]).toBeUndefined()
     expect(prefix.includes(3)).toBe(false)
   })
+
+  it('reads only canonical index keys as items, as an array does', () => {
+    const items = Array.from({ length: 12 }, (_, index) => index * 10)
+    const view = prefixView(items) as unknown as Record<string, unknown>
+    const keys = ['0', '7', '11', '12', '00', '01', '-0', '-1', '1.0', '1e1', ' 1', '1 ', '+1', '']
+    keys.push('1'.repeat(16), '9007199254740993', 'Infinity', 'NaN', '0x1')
+    for (const key of keys) {
+      expect(view[key], key).toBe((items as unknown as Record<string, unknown>)[key])
+      expect(key in view, key).toBe(key in items)
+    }
+  })
 })
 
 describe('transcriptCharacters()', () => {

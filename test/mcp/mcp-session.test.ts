@@ -146,10 +146,8 @@ describe('MCP servers in a session', () => {
     })
     const runtime = await host.openSession()
     await runtime.agent.send('try them').result
-    expect(results(runtime.session.residentEvents).map((result) => result.error?.code ?? 'ok')).toEqual([
-      'ok',
-      'not-approved',
-      'denied',
-    ])
+    expect(
+      results(runtime.session.residentEvents).map((result) => result.error?.code ?? 'ok'),
+    ).toEqual(['ok', 'not-approved', 'denied'])
   })
 })

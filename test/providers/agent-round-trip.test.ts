@@ -239,7 +239,9 @@ describe('anthropic under the agent', () => {
     expect(notifications.filter((n) => n.type === 'request/retry')).toEqual([
       expect.objectContaining({ error: expect.objectContaining({ code: 'overloaded_error' }) }),
     ])
-    expect(session.residentEvents.filter((event) => event.type === 'assistant/message')).toHaveLength(1)
+    expect(
+      session.residentEvents.filter((event) => event.type === 'assistant/message'),
+    ).toHaveLength(1)
   })
 })
 

@@ -189,7 +189,9 @@ describe('an endless stream under the agent', () => {
     )
     // Not retryable: a model that talks without end would most likely do it again.
     expect(retries(notifications)).toEqual([])
-    expect(notation(session.residentEvents)).toBe('T+1 U(Tide?) S+1 H A{interrupted} S-1 T-1(error)')
+    expect(notation(session.residentEvents)).toBe(
+      'T+1 U(Tide?) S+1 H A{interrupted} S-1 T-1(error)',
+    )
     const message = session.residentEvents.find((e) => e.type === 'assistant/message')!
     expect(message.data).toMatchObject({ stopReason: 'error', interrupted: true })
     const text = (message.data as { content: { text: string }[] }).content[0]!.text

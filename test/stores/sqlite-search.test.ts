@@ -191,7 +191,7 @@ describe('a version 2 SQLite database', () => {
     expect(marks(path)).toEqual([{ id, events: 3, mark: 2 }])
     expect((await store.search('walrus')).map((hit) => [hit.sessionId, hit.seq])).toEqual([[id, 1]])
     const session = await store.open(id)
-    expect(session.events.map((event) => event.type)).toEqual([
+    expect(session.residentEvents.map((event) => event.type)).toEqual([
       'turn/start',
       'user/message',
       'turn/end',
