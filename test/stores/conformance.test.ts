@@ -7,19 +7,9 @@ import { describe, expect, it } from 'vitest'
 import { checkLog, project, RudderError, SessionBusyError } from '../../src/index.js'
 import type { SessionStore, StoredSession } from '../../src/stores/index.js'
 import { validLog } from '../support/arbitraries.js'
-import {
-  assistant,
-  header,
-  stepEnd,
-  stepStart,
-  toolCall,
-  toolResult,
-  turnEnd,
-  turnStart,
-  user,
-} from '../support/log-builder.js'
+import { assistant, stepEnd, stepStart, toolCall, turnStart, user } from '../support/log-builder.js'
 import { allEvents } from '../support/session-events.js'
-import { appendAll, appendEvents, text, typesOf } from './support/events.js'
+import { appendAll, appendEvents, closedTurn, text, typesOf } from './support/events.js'
 import {
   STORE_KINDS,
   secondHandle,
@@ -27,22 +17,6 @@ import {
   tempDirectory,
   tickingClock,
 } from './support/stores.js'
-
-/** One closed turn with a tool round trip: seqs 0..9. */
-const closedTurn = (turn: number, prompt: string) => [
-  turnStart(turn),
-  user(prompt),
-  stepStart(turn, 1),
-  header(),
-  assistant('', [{ id: `c${turn}` }]),
-  toolCall(`c${turn}`),
-  toolResult(`c${turn}`),
-  stepEnd(turn, 1),
-  stepStart(turn, 2),
-  assistant(`done ${turn}`),
-  stepEnd(turn, 2),
-  turnEnd(turn),
-]
 
 async function codeOf(promise: Promise<unknown>): Promise<string | undefined> {
   try {

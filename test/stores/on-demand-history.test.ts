@@ -22,37 +22,17 @@ import {
   assistant,
   compaction,
   header,
-  stepEnd,
   stepStart,
   toolCall,
-  toolResult,
-  turnEnd,
   turnStart,
   user,
 } from '../support/log-builder.js'
 import { allEvents } from '../support/session-events.js'
-import { appendAll } from './support/events.js'
+import { appendAll, closedTurn } from './support/events.js'
 import { backendOf, STORE_KINDS, type StoreKind, tempDirectory } from './support/stores.js'
 
 /** Every close writes a checkpoint, however small the log. */
 const EVERY_CLOSE: StoreOptions = { checkpointPolicy: { minCharacters: 0 } }
-
-/** A closed turn with a tool round trip: 12 events. */
-const closedTurn = (turn: number, prompt: string) =>
-  [
-    turnStart(turn),
-    user(prompt),
-    stepStart(turn, 1),
-    header(),
-    assistant('', [{ id: `c${turn}` }]),
-    toolCall(`c${turn}`),
-    toolResult(`c${turn}`),
-    stepEnd(turn, 1),
-    stepStart(turn, 2),
-    assistant(`done ${turn}`),
-    stepEnd(turn, 2),
-    turnEnd(turn),
-  ] as const
 
 const stores: SessionStore[] = []
 afterEach(async () => {

@@ -3,7 +3,18 @@
  * in order so that seqs match.
  */
 import type { Session, SessionEvent } from '../../../src/index.js'
-import type { Entry } from '../../support/log-builder.js'
+import {
+  assistant,
+  type Entry,
+  header,
+  stepEnd,
+  stepStart,
+  toolCall,
+  toolResult,
+  turnEnd,
+  turnStart,
+  user,
+} from '../../support/log-builder.js'
 
 export function appendAll(session: Session, entries: readonly Entry[]): void {
   for (const [type, data] of entries) session.append(type, data as never)
@@ -20,3 +31,19 @@ export const text = (value: string) => [{ type: 'text' as const, text: value }]
 export function typesOf(events: readonly SessionEvent[]): string {
   return events.map((event) => event.type).join(' ')
 }
+
+/** One closed turn with a tool round trip: 12 events. */
+export const closedTurn = (turn: number, prompt: string): Entry[] => [
+  turnStart(turn),
+  user(prompt),
+  stepStart(turn, 1),
+  header(),
+  assistant('', [{ id: `c${turn}` }]),
+  toolCall(`c${turn}`),
+  toolResult(`c${turn}`),
+  stepEnd(turn, 1),
+  stepStart(turn, 2),
+  assistant(`done ${turn}`),
+  stepEnd(turn, 2),
+  turnEnd(turn),
+]
