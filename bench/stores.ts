@@ -111,6 +111,8 @@ function widen(append: Append): Append {
 
 async function openAndProject(store: SessionStore, id: string): Promise<number> {
   const session = await store.open(id)
+  // Open reads only past the checkpoint; loading the projection reads and checks the rest.
+  await session.loadProjection()
   const count = session.messages().length
   await session.close()
   return count
