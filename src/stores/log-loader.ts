@@ -151,12 +151,7 @@ export async function loadEvents(
           continue
         }
         try {
-          const line = decode(record.text)
-          if (line.blobs)
-            await resolveBlobs(line, backend.blobs, backend.locate(id, record.where), hint)
-          // Frozen here, in batches between event-loop turns, so opening the live session over
-          // these events finds them frozen already and does no deep walk of its own.
-          events.push(deepFreeze(check.accept(line)))
+          events.push(await checkedEvent(backend, id, record, decode, check, hint))
           positions.push(record.position)
         } catch (caught) {
           const location = backend.locate(id, record.where)
@@ -178,6 +173,24 @@ export async function loadEvents(
   // The log ends before the checkpoint's seq.
   if (isCovered) return withoutCheckpoint()
   return result()
+}
+
+/**
+ * A stored record decoded, its blobs put back and checked (`check`), frozen. Frozen here, in
+ * batches between event-loop turns, so opening a live session over these events finds them
+ * frozen already and does no deep walk of its own. Throws what decoding and checking throw.
+ */
+async function checkedEvent(
+  backend: Backend,
+  id: string,
+  record: { readonly text: string; readonly where: number },
+  decode: (text: string) => DecodedLine,
+  check: ReturnType<typeof createEventCheck>,
+  hint: string,
+): Promise<SessionEvent> {
+  const line = decode(record.text)
+  if (line.blobs) await resolveBlobs(line, backend.blobs, backend.locate(id, record.where), hint)
+  return deepFreeze(check.accept(line))
 }
 
 /**
@@ -278,10 +291,7 @@ export async function loadTail(
         checksum = checksumOf(record.text, checksum)
         characters += record.text.length
         try {
-          const line = decodeLine(record.text)
-          if (line.blobs)
-            await resolveBlobs(line, backend.blobs, backend.locate(id, record.where), hint)
-          events.push(deepFreeze(check.accept(line)))
+          events.push(await checkedEvent(backend, id, record, decodeLine, check, hint))
           positions.push(record.position)
         } catch (caught) {
           throw locate(caught, backend.locate(id, record.where), hint)

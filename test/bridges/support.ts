@@ -90,15 +90,8 @@ export function hooks(
   )
 }
 
-/**
- * The agent of `bridged` over a session a test opened from a store, which the harness's
- * after-test checks (they read the resident log) do not take; the test disposes it.
- */
-export function bridgedOver(
-  box: Sandbox,
-  script: readonly ScriptEntry[],
-  session: Session,
-): { agent: Agent; provider: ReturnType<typeof scriptedProvider>; notices: BridgeNotice[] } {
+/** A hook bridge over the hooks found in `box` (project hooks trusted), and its notices. */
+function hookBridgeOf(box: Sandbox): { bridge: HookBridge; notices: BridgeNotice[] } {
   const found = discoverHooks({ cwd: box.cwd, home: box.home, env: {}, isProjectTrusted: true })
   const notices: BridgeNotice[] = []
   const bridge = createHookBridge({
@@ -108,6 +101,19 @@ export function bridgedOver(
     stateDir: join(box.dir, 'state'),
     notify: (notice) => notices.push(notice),
   })
+  return { bridge, notices }
+}
+
+/**
+ * The agent of `bridged` over a session a test opened from a store, which the harness's
+ * after-test checks (they read the resident log) do not take; the test disposes it.
+ */
+export function bridgedOver(
+  box: Sandbox,
+  script: readonly ScriptEntry[],
+  session: Session,
+): { agent: Agent; provider: ReturnType<typeof scriptedProvider>; notices: BridgeNotice[] } {
+  const { bridge, notices } = hookBridgeOf(box)
   const provider = scriptedProvider(script)
   const agent = createAgent({
     session,
@@ -136,15 +142,7 @@ export function bridged(
   script: readonly ScriptEntry[],
   options: Partial<AgentOptions> = {},
 ): Bridged {
-  const found = discoverHooks({ cwd: box.cwd, home: box.home, env: {}, isProjectTrusted: true })
-  const notices: BridgeNotice[] = []
-  const bridge = createHookBridge({
-    specs: found.specs,
-    cwd: box.cwd,
-    env: { PATH: process.env.PATH },
-    stateDir: join(box.dir, 'state'),
-    notify: (notice) => notices.push(notice),
-  })
+  const { bridge, notices } = hookBridgeOf(box)
   const approve = options.approve ?? (() => true)
   const harness = agentHarness(script, {
     tools: builtinTools({ workspace: box.cwd }),
