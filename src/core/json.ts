@@ -157,11 +157,24 @@ function reject(what: string, path: string, problem: string): never {
  * in place, without copying.
  */
 export function deepFreeze<T>(value: T): T {
-  if (typeof value === 'object' && value !== null && !Object.isFrozen(value)) {
-    Object.freeze(value)
-    for (const key of Object.keys(value)) deepFreeze((value as Record<string, unknown>)[key])
-  }
+  if (typeof value === 'object' && value !== null && !Object.isFrozen(value)) freezeTree(value)
   return value
+}
+
+// Loading freezes every stored event, so this walk is on the resume path: it allocates nothing
+// (no `Object.keys` array per object) and does not call itself for strings and numbers.
+function freezeTree(value: object): void {
+  Object.freeze(value)
+  if (Array.isArray(value)) {
+    for (const item of value)
+      if (typeof item === 'object' && item !== null && !Object.isFrozen(item)) freezeTree(item)
+    return
+  }
+  const record = value as Record<string, unknown>
+  for (const key in record) {
+    const item = record[key]
+    if (typeof item === 'object' && item !== null && !Object.isFrozen(item)) freezeTree(item)
+  }
 }
 
 /** Deep structural equality of two JSON values (key order ignored). */

@@ -29,6 +29,9 @@ import type { JsonValue } from './values.js'
 /** Events per batch of `readEvents` from memory. */
 const READ_BATCH = 1024
 
+/** Events projected between two turns of the event loop while loading (about 10 ms of work). */
+const PROJECT_STRETCH = 16_384
+
 /** Called after an event is committed to the session, in seq order, once per event. */
 export type SessionListener = (event: SessionEvent) => void
 /** Told when a session listener throws; the log is unaffected. */
@@ -288,7 +291,15 @@ export function openLiveSession(options: OpenLiveSessionOptions): LiveSession {
       residentFrom = from
     }
     const projected = createProjector(eventAt, header)
-    for (let seq = residentFrom; seq < nextSeq(); seq++) projected.apply(eventAt(seq)!)
+    for (let seq = residentFrom; seq < nextSeq(); seq++) {
+      projected.apply(eventAt(seq)!)
+      // A long transcript is projected in stretches, so that loading it does not hold the event
+      // loop for long; appends made meanwhile are projected by this same loop.
+      if ((seq - residentFrom) % PROJECT_STRETCH === PROJECT_STRETCH - 1) {
+        await new Promise<void>((resolve) => setImmediate(resolve))
+        signal?.throwIfAborted()
+      }
+    }
     if (headerSeq !== undefined && projected.requestHeader() === undefined)
       throw mismatch(`no request/header was read at seq ${headerSeq}`)
     projector = projected

@@ -57,6 +57,12 @@ import type {
 } from './store.js'
 import { createWriteBehindSink } from './write-behind.js'
 
+/**
+ * A session loaded in full with more events than this projects them when asked
+ * (`loadProjection`), as one opened from its checkpoint does; a shorter one is ready at open.
+ */
+const PROJECT_ON_DEMAND = 16_384
+
 /** What a fork at the end of an open session starts its child from. */
 type ForkBasis = Covered & { readonly checksum?: number }
 
@@ -309,7 +315,11 @@ export function createSessionStore(backend: Backend, options: StoreOptions = {})
               mismatch: (reason) => discardCheckpoint(reason, backend.describe(header.id)),
             },
           }
-        : {}),
+        : events.length > PROJECT_ON_DEMAND
+          ? // Loaded in full but long: projected by `loadProjection`, in stretches that leave
+            // the event loop free, instead of here in one.
+            { projection: { state: { from: 0 }, throughSeq: -1 } }
+          : {}),
     }) as StoredSession & LiveSession
     self = session
     const repairs: Repair[] = input.repairs ?? []

@@ -104,3 +104,48 @@ describe('a session over a partial log', () => {
     expect(session.isProjectionLoaded).toBe(false)
   })
 })
+
+describe('a long log projected on demand', () => {
+  const turns = 6_000
+  const long = buildLog(
+    Array.from({ length: turns }, (_, index) => [
+      turnStart(index + 1),
+      user(`prompt ${index}`),
+      turnEnd(index + 1),
+    ]).flat(),
+  )
+  const whole = () =>
+    openLiveSession({ header: { id: 's', formatVersion: 1, createdAt: 0 }, events: long })
+
+  it('lets the event loop run between stretches and projects what a ready session holds', async () => {
+    const session = openLiveSession({
+      header: { id: 's', formatVersion: 1, createdAt: 0 },
+      events: long,
+      projection: { state: { from: 0 }, throughSeq: -1 },
+    })
+    expect(session.isProjectionLoaded).toBe(false)
+    const order: string[] = []
+    setImmediate(() => order.push('event loop'))
+    await session.loadProjection()
+    order.push('loaded')
+    // Projected in one stretch, loading would resolve before the event loop's next turn.
+    expect(order).toEqual(['event loop', 'loaded'])
+    expect(session.messages()).toEqual(whole().messages())
+    expect(session.transcriptCharacters()).toBe(whole().transcriptCharacters())
+  })
+
+  it('stops at an abort between stretches and projects in full when asked again', async () => {
+    const session = openLiveSession({
+      header: { id: 's', formatVersion: 1, createdAt: 0 },
+      events: long,
+      projection: { state: { from: 0 }, throughSeq: -1 },
+    })
+    const controller = new AbortController()
+    const loading = session.loadProjection(controller.signal)
+    controller.abort()
+    await expect(loading).rejects.toThrow()
+    expect(session.isProjectionLoaded).toBe(false)
+    await session.loadProjection()
+    expect(session.messages()).toEqual(whole().messages())
+  })
+})

@@ -69,6 +69,27 @@ describe.each(STORE_KINDS)('on-demand history in the %s store', (kind) => {
     return { ...context, id: session.header.id, events, messages }
   }
 
+  it('projects a long log loaded in full when asked, as a checkpointed one', async () => {
+    const { store } = await countingStore(kind, {
+      checkpointPolicy: {
+        minCharacters: Infinity,
+        everyCharacters: Infinity,
+        everyEvents: Infinity,
+      },
+    })
+    const session = await store.create()
+    for (let turn = 1; turn <= 1_400; turn++) appendAll(session, closedTurn(turn, `prompt ${turn}`))
+    const messages = session.messages()
+    await session.close()
+    const opened = await store.open(session.header.id)
+    expect(opened.residentFrom).toBe(0)
+    expect(opened.isProjectionLoaded).toBe(false)
+    expect(() => opened.messages()).toThrow(/loadProjection/)
+    await opened.loadProjection()
+    expect(opened.messages()).toEqual(messages)
+    await opened.close()
+  })
+
   it('opens reading only the record of the checkpoint, and reads the rest when asked', async () => {
     const { store, reads, id, events, messages } = await written(5)
     reads.records = 0
