@@ -4,6 +4,7 @@
  * synchronous stretch, so nothing staged can slip between the last drain and the end.
  */
 import type { TurnEndReason } from '../core/index.js'
+import { jsonLength } from '../core/json-length.js'
 import { runSerial } from './hooks.js'
 import { runStep } from './step.js'
 import type { StepContext, StepSettings, TurnContext } from './turn-context.js'
@@ -120,7 +121,8 @@ export async function runTurn(context: TurnContext, turn: number): Promise<TurnO
 function isPastThreshold(context: StepContext): boolean {
   const { contextWindow, autoThreshold } = context.compaction
   if (contextWindow === undefined || autoThreshold === undefined) return false
-  const tools = Math.ceil(JSON.stringify(context.toolSpecs).length / 4)
+  // Measured, not written out: the specs are the same every step (bench B5+).
+  const tools = Math.ceil(jsonLength(context.toolSpecs) / 4)
   return (
     Math.ceil((context.session.transcriptCharacters() + context.system.length) / 4) + tools >
     autoThreshold * contextWindow
