@@ -59,7 +59,7 @@ export async function runTurn(context: TurnContext, turn: number): Promise<TurnO
     const settings = context.current()
     if (settings !== stepSettings) {
       stepSettings = settings
-      stepContext = { ...context, ...settings }
+      stepContext = stepContextOf(context, settings)
     }
     if (isPastThreshold(stepContext)) {
       const result = await context.compact('auto')
@@ -114,6 +114,43 @@ export async function runTurn(context: TurnContext, turn: number): Promise<TurnO
         continue
       }
     }
+  }
+}
+
+/**
+ * A turn's context with one step's settings, written out field by field rather than spread: an
+ * object literal's shape is kept by the literal itself, while the shape a spread makes lives
+ * only as long as objects of it do. Once an agent was collected, the next agent's step context
+ * had a new shape and every function of the loop that had been optimized for the old one was
+ * thrown back to the interpreter and compiled again (bench B5+, turns of 1k steps).
+ */
+function stepContextOf(context: TurnContext, settings: StepSettings): StepContext {
+  return {
+    session: context.session,
+    hooks: context.hooks,
+    approve: context.approve,
+    maxSteps: context.maxSteps,
+    maxStopContinuations: context.maxStopContinuations,
+    toolOutput: context.toolOutput,
+    retry: context.retry,
+    cwd: context.cwd,
+    agent: context.agent,
+    compaction: context.compaction,
+    emit: context.emit,
+    reportError: context.reportError,
+    current: context.current,
+    signal: context.signal,
+    cancelCause: context.cancelCause,
+    compact: context.compact,
+    stage: context.stage,
+    drain: context.drain,
+    closeWindow: context.closeWindow,
+    provider: settings.provider,
+    model: settings.model,
+    system: settings.system,
+    params: settings.params,
+    tools: settings.tools,
+    toolSpecs: settings.toolSpecs,
   }
 }
 
