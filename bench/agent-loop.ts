@@ -114,6 +114,15 @@ export async function agentLoopBenchmarks(): Promise<Row[]> {
     await agentTurn(3_000)
     await handLoop(3_000)
   }
+  // And past the agents' first few runs: Node gives every AbortSignal a shape of its own, so
+  // each new run's signal threw the loop's optimized code (which reads `signal.aborted` at
+  // every step) back to the interpreter until V8 stopped specializing on it, five or so agents
+  // on. Three warm-up agents left that to the timed turns of 1k steps: a score of
+  // deoptimizations and recompilations, in the figure (decision 0078).
+  for (let round = 0; round < 16; round++) {
+    await agentTurn(300)
+    await handLoop(300)
+  }
   const results = []
   for (const steps of sizes) {
     // A timed sample is a series of turns of 10k steps in all (one turn at 30k): a single

@@ -21,7 +21,10 @@ export type AssembledDelta = {
 const NO_USAGE: Usage = Object.freeze({ inputTokens: 0, outputTokens: 0 })
 
 export class ResponseAssembler {
-  private readonly builders: Builder[] = []
+  // Room for two blocks made up front: an array grown by push starts at 16 slots, and most
+  // responses have one or two blocks (bench B5+). `size` counts the blocks in it.
+  private readonly builders: Builder[] = new Array(2)
+  private size = 0
   /** How many tool calls the response made so far. */
   private calls = 0
   usage: Usage = NO_USAGE
@@ -35,20 +38,20 @@ export class ResponseAssembler {
       case 'thinking-delta': {
         const delta = this.appendText('thinking', part.text)
         if (part.signature !== undefined) {
-          const last = this.builders.at(-1)
+          const last = this.last()
           if (last?.kind === 'thinking') last.signature = part.signature
         }
         return delta
       }
       case 'tool-call': {
         // Ids must be unique within a message for results to pair; providers rarely repeat one.
-        let id = part.id === '' ? `call_${this.builders.length + 1}` : part.id
+        let id = part.id === '' ? `call_${this.size + 1}` : part.id
         while (this.hasCall(id)) id = `${id}_${this.calls + 1}`
         this.calls++
-        this.builders.push({
+        this.builders[this.size++] = {
           kind: 'tool-call',
           block: { type: 'tool-call', id, name: part.name, args: part.args },
-        })
+        }
         return undefined
       }
       case 'usage':
@@ -60,33 +63,41 @@ export class ResponseAssembler {
   /** Whether a tool call with this id was taken (a response makes a few: no set per response). */
   private hasCall(id: string): boolean {
     if (this.calls === 0) return false
-    for (const builder of this.builders)
+    for (let index = 0; index < this.size; index++) {
+      const builder = this.builders[index] as Builder
       if (
         builder.kind === 'tool-call' &&
         builder.block.type === 'tool-call' &&
         builder.block.id === id
       )
         return true
+    }
     return false
   }
 
+  private last(): Builder | undefined {
+    return this.size === 0 ? undefined : this.builders[this.size - 1]
+  }
+
   private appendText(kind: 'text' | 'thinking', text: string): AssembledDelta | undefined {
-    const last = this.builders.at(-1)
+    const last = this.last()
     // A signed thinking block is complete: the next thinking delta starts a new block.
     const extends_ =
       last?.kind === kind && !(last.kind === 'thinking' && last.signature !== undefined)
-    if (!extends_) this.builders.push(kind === 'text' ? { kind, pieces: [] } : { kind, pieces: [] })
-    const builder = this.builders.at(-1) as { pieces: string[] }
+    if (!extends_)
+      this.builders[this.size++] = kind === 'text' ? { kind, pieces: [] } : { kind, pieces: [] }
+    const builder = this.last() as { pieces: string[] }
     if (text !== '') builder.pieces.push(text)
-    return text === '' ? undefined : { block: this.builders.length - 1, kind, text }
+    return text === '' ? undefined : { block: this.size - 1, kind, text }
   }
 
   /** The full content, in stream order. */
   content(): AssistantBlock[] {
     // Sized once (an array grown by push starts at 16 slots): trimmed below if a block is empty.
-    const blocks: AssistantBlock[] = new Array(this.builders.length)
+    const blocks: AssistantBlock[] = new Array(this.size)
     let count = 0
-    for (const builder of this.builders) {
+    for (let index = 0; index < this.size; index++) {
+      const builder = this.builders[index] as Builder
       switch (builder.kind) {
         case 'text': {
           const text = builder.pieces.join('')

@@ -111,8 +111,8 @@ export async function runStep(
       message: failure.message,
     })
   }
-  const { calls, stopReason } = recordResponse(context, assembler, onText)
-  if (stopReason === 'max-tokens') return stepEnd(context, turn, step, MAX_TOKENS)
+  const calls = recordResponse(context, assembler, onText)
+  if (assembler.stopReason === 'max-tokens') return stepEnd(context, turn, step, MAX_TOKENS)
   if (calls.length === 0) return stepEnd(context, turn, step, COMPLETED)
   const batch = await runToolBatch(context, turn, step, calls)
   if (batch.isCanceled) return stepEnd(context, turn, step, CANCELED)
@@ -174,12 +174,15 @@ function recordPartial(
   onText(textOf(partial))
 }
 
-/** Logs the complete response; on max-tokens its calls may be cut off, so they are dropped. */
+/**
+ * Logs the complete response and returns its calls; on max-tokens its calls may be cut off, so
+ * they are dropped.
+ */
 function recordResponse(
   context: StepContext,
   assembler: ResponseAssembler,
   onText: (text: string) => void,
-) {
+): ToolCallBlock[] {
   const stopReason = assembler.stopReason ?? 'stop'
   let content = assembler.content()
   if (stopReason === 'max-tokens') content = content.filter((block) => block.type !== 'tool-call')
@@ -205,5 +208,5 @@ function recordResponse(
   const calls: ToolCallBlock[] = new Array(callCount)
   let index = 0
   for (const block of content) if (block.type === 'tool-call') calls[index++] = block
-  return { calls, stopReason }
+  return calls
 }

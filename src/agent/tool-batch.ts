@@ -74,7 +74,7 @@ async function runBatch(
   }
   const logging = logInCallOrder(context, slots)
 
-  let concludesTurn = false
+  const executions: Execution[] = []
   try {
     for (const group of executionGroups(slots)) {
       // A cancel can arrive while the group's tool/call events are appended (an observer of
@@ -98,10 +98,9 @@ async function runBatch(
       await context.session.flush()
       await Promise.all(
         started.map(async ({ call, plan, outcome }) => {
-          const concludeTurn = () => {
-            concludesTurn = true
-          }
-          outcome.resolve(await executeCall(context, { turn, step, call, plan, concludeTurn }))
+          const execution: Execution = { turn, step, call, plan, concludesTurn: false }
+          executions.push(execution)
+          outcome.resolve(await executeCall(context, execution))
         }),
       )
     }
@@ -119,7 +118,8 @@ async function runBatch(
     }
   }
   await logging
-  return { isCanceled: context.signal.aborted, concludesTurn }
+  const concludesTurn = executions.some((execution) => execution.concludesTurn)
+  return batchOutcome(context.signal.aborted, concludesTurn)
 }
 
 /**
@@ -137,7 +137,7 @@ async function runOneCall(
   const planned = planCall(context, call)
   const plan = planned instanceof Promise ? await planned : planned
   let outcome: Outcome | undefined
-  let concludesTurn = false
+  let execution: Execution | undefined
   try {
     if (plan.kind === 'done') outcome = plan.outcome
     else if (context.signal.aborted) outcome = canceledBeforeStart(call)
@@ -145,10 +145,8 @@ async function runOneCall(
       context.session.append('tool/call', { callId: call.id, name: call.name, args: plan.rawArgs })
       // Durability point: a tool's side effects never precede the record that it started.
       await context.session.flush()
-      const concludeTurn = () => {
-        concludesTurn = true
-      }
-      const executed = executeCall(context, { turn, step, call, plan, concludeTurn })
+      execution = { turn, step, call, plan, concludesTurn: false }
+      const executed = executeCall(context, execution)
       outcome = executed instanceof Promise ? await executed : executed
     }
   } finally {
@@ -169,7 +167,18 @@ async function runOneCall(
   }
   context.session.append('tool/result', outcome.result)
   for (const additional of outcome.contexts) context.stage(additional)
-  return { isCanceled: context.signal.aborted, concludesTurn }
+  return batchOutcome(context.signal.aborted, execution?.concludesTurn === true)
+}
+
+// The four outcomes a batch can have, made once (bench B5+).
+const NEXT_BATCH: BatchOutcome = Object.freeze({ isCanceled: false, concludesTurn: false })
+const CONCLUDING: BatchOutcome = Object.freeze({ isCanceled: false, concludesTurn: true })
+const CANCELED: BatchOutcome = Object.freeze({ isCanceled: true, concludesTurn: false })
+const CANCELED_CONCLUDING: BatchOutcome = Object.freeze({ isCanceled: true, concludesTurn: true })
+
+function batchOutcome(isCanceled: boolean, concludesTurn: boolean): BatchOutcome {
+  if (isCanceled) return concludesTurn ? CANCELED_CONCLUDING : CANCELED
+  return concludesTurn ? CONCLUDING : NEXT_BATCH
 }
 
 /**
@@ -207,12 +216,13 @@ function executionGroups(slots: readonly Slot[]): RunSlot[][] {
 
 const NO_CONTEXTS: readonly UserMessageData[] = Object.freeze([])
 
+/** One call being run; `concludesTurn` is set by the tool's `context.concludeTurn()`. */
 type Execution = {
   readonly turn: number
   readonly step: number
   readonly call: ToolCallBlock
   readonly plan: Runnable
-  readonly concludeTurn: () => void
+  concludesTurn: boolean
 }
 
 /**
@@ -221,23 +231,28 @@ type Execution = {
  * done with no promise at all (bench B5+).
  */
 function executeCall(context: StepContext, execution: Execution): Outcome | Promise<Outcome> {
-  const { turn, step, call, plan, concludeTurn } = execution
+  const { call, plan } = execution
+  // Methods rather than arrow functions: they use no `this`, so a tool may still take them
+  // out of the context.
   const toolContext: ToolContext = {
     signal: context.signal,
     callId: call.id,
     cwd: context.cwd,
     session: context.session,
     agent: context.agent,
-    update: (progress) =>
+    update(progress) {
       context.emit({
         type: 'tool/progress',
-        turn,
-        step,
+        turn: execution.turn,
+        step: execution.step,
         callId: call.id,
         name: call.name,
         progress,
-      }),
-    concludeTurn,
+      })
+    },
+    concludeTurn() {
+      execution.concludesTurn = true
+    },
   }
   let output: ToolOutput | Promise<ToolOutput>
   try {

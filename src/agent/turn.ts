@@ -4,6 +4,7 @@
  * synchronous stretch, so nothing staged can slip between the last drain and the end.
  */
 import type { TurnEndReason } from '../core/index.js'
+import { jsonLength } from '../core/json-length.js'
 import { runSerial } from './hooks.js'
 import { runStep } from './step.js'
 import type { StepContext, StepSettings, TurnContext } from './turn-context.js'
@@ -58,7 +59,7 @@ export async function runTurn(context: TurnContext, turn: number): Promise<TurnO
     const settings = context.current()
     if (settings !== stepSettings) {
       stepSettings = settings
-      stepContext = { ...context, ...settings }
+      stepContext = stepContextOf(context, settings)
     }
     if (isPastThreshold(stepContext)) {
       const result = await context.compact('auto')
@@ -116,11 +117,49 @@ export async function runTurn(context: TurnContext, turn: number): Promise<TurnO
   }
 }
 
+/**
+ * A turn's context with one step's settings, written out field by field rather than spread: an
+ * object literal's shape is kept by the literal itself, while the shape a spread makes lives
+ * only as long as objects of it do. Once an agent was collected, the next agent's step context
+ * had a new shape and every function of the loop that had been optimized for the old one was
+ * thrown back to the interpreter and compiled again (bench B5+, turns of 1k steps).
+ */
+function stepContextOf(context: TurnContext, settings: StepSettings): StepContext {
+  return {
+    session: context.session,
+    hooks: context.hooks,
+    approve: context.approve,
+    maxSteps: context.maxSteps,
+    maxStopContinuations: context.maxStopContinuations,
+    toolOutput: context.toolOutput,
+    retry: context.retry,
+    cwd: context.cwd,
+    agent: context.agent,
+    compaction: context.compaction,
+    emit: context.emit,
+    reportError: context.reportError,
+    current: context.current,
+    signal: context.signal,
+    cancelCause: context.cancelCause,
+    compact: context.compact,
+    stage: context.stage,
+    drain: context.drain,
+    closeWindow: context.closeWindow,
+    provider: settings.provider,
+    model: settings.model,
+    system: settings.system,
+    params: settings.params,
+    tools: settings.tools,
+    toolSpecs: settings.toolSpecs,
+  }
+}
+
 /** Whether the next request would pass the automatic-compaction threshold. */
 function isPastThreshold(context: StepContext): boolean {
   const { contextWindow, autoThreshold } = context.compaction
   if (contextWindow === undefined || autoThreshold === undefined) return false
-  const tools = Math.ceil(JSON.stringify(context.toolSpecs).length / 4)
+  // Measured, not written out: the specs are the same every step (bench B5+).
+  const tools = Math.ceil(jsonLength(context.toolSpecs) / 4)
   return (
     Math.ceil((context.session.transcriptCharacters() + context.system.length) / 4) + tools >
     autoThreshold * contextWindow

@@ -4,6 +4,7 @@
  */
 import { assertNever } from './errors.js'
 import { type CoreEvent, type EventMap, isCoreEvent, type SessionEvent } from './events.js'
+import { jsonLength } from './json-length.js'
 import { prefixView } from './prefix-view.js'
 import type { AssistantBlock, ContentBlock } from './values.js'
 
@@ -152,8 +153,7 @@ export function messageCharacters(message: Message): number {
   let characters = 0
   for (const block of message.content) {
     if (block.type === 'text' || block.type === 'thinking') characters += block.text.length
-    else if (block.type === 'tool-call')
-      characters += block.name.length + JSON.stringify(block.args).length
+    else if (block.type === 'tool-call') characters += block.name.length + jsonLength(block.args)
     else characters += 1000 // an image: a flat guess, not its base64 size
   }
   return characters

@@ -324,6 +324,34 @@ describe('tool execution', () => {
     expect(harness.provider.requests).toHaveLength(1)
   })
 
+  it('ends the turn after a batch of several calls when one of them concludes it', async () => {
+    const tool = toolWith('finish', (ctx) => ctx.concludeTurn())
+    const harness = agentHarness(
+      [{ toolCalls: [call('c1'), call('c2', 'finish', {}), call('c3')] }],
+      { tools: [echo, tool] },
+    )
+    expect(await harness.agent.send('P').result).toMatchObject({ status: 'completed', turn: 1 })
+    expect(harness.provider.requests).toHaveLength(1)
+    expect(results(harness.session.residentEvents).map((result) => result.callId)).toEqual([
+      'c1',
+      'c2',
+      'c3',
+    ])
+  })
+
+  it('lets a tool take update and concludeTurn out of its context', async () => {
+    const tool = toolWith('detached', ({ update, concludeTurn }) => {
+      update({ percent: 100 })
+      concludeTurn()
+    })
+    const harness = agentHarness([{ toolCalls: [call('c1', 'detached', {})] }], { tools: [tool] })
+    expect(await harness.agent.send('P').result).toMatchObject({ status: 'completed', turn: 1 })
+    expect(harness.provider.requests).toHaveLength(1)
+    expect(harness.notifications).toContainEqual(
+      expect.objectContaining({ type: 'tool/progress', callId: 'c1', progress: { percent: 100 } }),
+    )
+  })
+
   it('reports tool progress live', async () => {
     const tool = toolWith('work', (ctx) => ctx.update({ percent: 50 }))
     const harness = agentHarness([{ toolCalls: [call('c1', 'work', {})] }, { text: 'ok' }], {

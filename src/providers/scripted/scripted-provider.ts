@@ -2,13 +2,8 @@
  * The scripted provider (docs/spec.md §8): a documented, first-class provider that answers each
  * request with the next step of a script. Used by tests, demos and bug reports.
  */
-import {
-  type JsonValue,
-  type Message,
-  messageOf,
-  type StopReason,
-  textOf,
-} from '../../core/index.js'
+import { type JsonValue, type Message, messageOf, type StopReason } from '../../core/index.js'
+import { jsonLength } from '../../core/json-length.js'
 import type { ModelRequest, Provider, StreamPart } from '../provider.js'
 
 /** One answer to one request. */
@@ -64,60 +59,52 @@ export function scriptedProvider(
   const chunkSize = Math.max(1, options.chunkSize ?? 8)
   const estimateTokens = createTokenEstimator()
 
+  // The stream is kept small: an async generator saves its whole register file at every
+  // yield, and the model double's own cost a step is part of what bench B5+ measures.
   async function* stream(request: ModelRequest, signal: AbortSignal): AsyncGenerator<StreamPart> {
     const number = requests.length + 1
     requests.push(request)
     const entry = steps[number - 1]
     if (entry === undefined) {
-      yield {
-        type: 'error',
-        code: 'script-exhausted',
-        message: `scripted provider: request #${number} has no step (the script has ${steps.length}); add a step for it to the script`,
-        retryable: false,
-      }
+      yield exhausted(number, steps.length)
       return
     }
     let step: ScriptStep
-    try {
-      step = typeof entry === 'function' ? await entry(request) : entry
-    } catch (error) {
-      yield {
-        type: 'error',
-        code: 'script-error',
-        message: `scripted provider: step #${number} threw: ${messageOf(error)}`,
-        retryable: false,
+    if (typeof entry !== 'function') step = entry
+    else {
+      try {
+        step = await entry(request)
+      } catch (error) {
+        yield {
+          type: 'error',
+          code: 'script-error',
+          message: `scripted provider: step #${number} threw: ${messageOf(error)}`,
+          retryable: false,
+        }
+        return
       }
-      return
     }
     if (step.delayMs !== undefined && step.delayMs > 0) await delay(step.delayMs, signal)
     if (signal.aborted) return
-    for (const [type, text] of [
-      ['thinking-delta', step.thinking],
-      ['text-delta', step.text],
-    ] as const) {
-      if (text === undefined) continue
-      for (let i = 0; i < text.length; i += chunkSize) {
+    if (step.thinking !== undefined)
+      for (let i = 0; i < step.thinking.length; i += chunkSize) {
         if (signal.aborted) return
-        yield { type, text: text.slice(i, i + chunkSize) }
+        yield { type: 'thinking-delta', text: step.thinking.slice(i, i + chunkSize) }
       }
-    }
-    if (step.hold) {
-      const hold = typeof step.hold === 'function' ? step.hold(signal) : step.hold
-      await Promise.race([hold, aborted(signal)])
-    }
+    if (step.text !== undefined)
+      for (let i = 0; i < step.text.length; i += chunkSize) {
+        if (signal.aborted) return
+        yield { type: 'text-delta', text: step.text.slice(i, i + chunkSize) }
+      }
+    if (step.hold) await held(step.hold, signal)
     if (signal.aborted) return
     if (step.error) {
-      yield {
-        type: 'error',
-        code: step.error.code,
-        message: step.error.message,
-        retryable: step.error.retryable ?? false,
-        ...(step.error.retryAfterMs === undefined ? {} : { retryAfterMs: step.error.retryAfterMs }),
-      }
+      yield errorPart(step.error)
       return
     }
-    const calls = step.toolCalls ?? []
-    for (const [index, call] of calls.entries()) {
+    const calls = step.toolCalls ?? NO_CALLS
+    for (let index = 0; index < calls.length; index++) {
+      const call = calls[index]!
       yield {
         type: 'tool-call',
         id: call.id ?? `call_${number}_${index + 1}`,
@@ -125,16 +112,43 @@ export function scriptedProvider(
         args: call.args,
       }
     }
-    const output =
-      (step.text ?? '').length + (step.thinking ?? '').length + JSON.stringify(calls).length
-    yield {
-      type: 'usage',
-      usage: { inputTokens: estimateTokens(request), outputTokens: Math.ceil(output / 4) },
-    }
+    yield { type: 'usage', usage: usageOf(step, calls, estimateTokens(request)) }
     yield { type: 'end', stopReason: step.stop ?? (calls.length > 0 ? 'tool-calls' : 'stop') }
   }
 
   return { id: options.id ?? 'scripted', model: options.model ?? 'scripted', requests, stream }
+}
+
+const NO_CALLS: NonNullable<ScriptStep['toolCalls']> = Object.freeze([])
+
+function exhausted(number: number, length: number): StreamPart {
+  return {
+    type: 'error',
+    code: 'script-exhausted',
+    message: `scripted provider: request #${number} has no step (the script has ${length}); add a step for it to the script`,
+    retryable: false,
+  }
+}
+
+function errorPart(error: NonNullable<ScriptStep['error']>): StreamPart {
+  return {
+    type: 'error',
+    code: error.code,
+    message: error.message,
+    retryable: error.retryable ?? false,
+    ...(error.retryAfterMs === undefined ? {} : { retryAfterMs: error.retryAfterMs }),
+  }
+}
+
+/** What a held step waits for: the hold, or the abort. */
+function held(hold: NonNullable<ScriptStep['hold']>, signal: AbortSignal): Promise<unknown> {
+  return Promise.race([typeof hold === 'function' ? hold(signal) : hold, aborted(signal)])
+}
+
+/** The usage reported: the request's estimate in, the step's text, thinking and calls out. */
+function usageOf(step: ScriptStep, calls: NonNullable<ScriptStep['toolCalls']>, input: number) {
+  const output = (step.text ?? '').length + (step.thinking ?? '').length + jsonLength(calls)
+  return { inputTokens: input, outputTokens: Math.ceil(output / 4) }
 }
 
 /**
@@ -142,27 +156,33 @@ export function scriptedProvider(
  * Kept incrementally across requests: the agent's `messages()` only grows between compactions
  * (decision 0140), so a request that starts with the same first message and still holds the
  * last one counted only adds its new messages; anything else is counted afresh. Without this
- * a long scripted turn costs O(history) a step in the test double alone (bench B5+).
+ * a long scripted turn costs O(history) a step in the test double alone (bench B5+). The first
+ * and last messages counted are kept rather than read again: an index read of a `messages()`
+ * view is a proxy trap.
  */
 function createTokenEstimator(): (request: ModelRequest) => number {
-  let counted: readonly Message[] = []
+  let first: Message | undefined
+  let last: Message | undefined
   let count = 0
   let characters = 0
   return (request) => {
     const messages = request.messages
+    const length = messages.length
     const isContinued =
-      count > 0 &&
-      messages.length >= count &&
-      messages[0] === counted[0] &&
-      messages[count - 1] === counted[count - 1]
+      count > 0 && length >= count && messages[0] === first && messages[count - 1] === last
     if (!isContinued) {
       count = 0
       characters = 0
     }
-    for (let index = count; index < messages.length; index++)
-      characters += textOf(messages[index]!.content).length
-    counted = messages
-    count = messages.length
+    // The length of each new message's `textOf`, summed without joining its text.
+    for (let index = count; index < length; index++) {
+      const message = messages[index]!
+      for (const block of message.content)
+        if (block.type === 'text') characters += block.text.length
+      if (index === 0) first = message
+      last = message
+    }
+    count = length
     return Math.ceil((request.system.length + characters) / 4)
   }
 }
