@@ -1,26 +1,92 @@
-// Bundles the command line for start-up speed (bench B10, docs/decisions/0147): tsc's output
-// under dist/ is one file per module, and Node pays per file loaded (resolve, read, compile,
-// link), so bin/rudder.js runs this bundle instead. Code splitting keeps every `await import()`
-// a separate chunk, loaded only by the runs that use it; packages stay external, as npm
+// Bundles the command line for start-up speed (bench B10, docs/decisions/0147 and 0136): tsc's
+// output under dist/ is one file per module, and Node pays per file loaded (resolve, read,
+// compile, link), so bin/rudder.js runs this bundle instead. Packages stay external, as npm
 // installed them. Run by `npm run build` after tsc, and by the tests' global setup.
+//
+// Chunks follow what a run loads (decision 0136), not which entries share a module:
+// - `cli`: what main.js imports statically (argument parsing, help, errors): `--help` and
+//   usage errors load main.js and this chunk only;
+// - `run`: what the headless command imports statically beyond `cli` (runtime, agent, store,
+//   tools), plus the modules that two or more of its lazily imported parts share (the stores'
+//   blob store, lease and errors), so a one-answer run loads a handful of files, not thirty;
+// - everything else stays a chunk per `await import()`, loaded only by the runs that use it
+//   (the TUI, ACP, the web host, each store backend, each provider's SDK adapter).
 import { rmSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { buildSync } from 'esbuild'
+import { build } from 'rolldown'
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..')
-const outdir = join(root, 'dist/bundle/cli')
+const dist = join(root, 'dist')
+const outdir = join(dist, 'bundle/cli')
+const mainEntry = join(dist, 'frontends/cli/main.js')
+const runEntry = join(dist, 'frontends/cli/headless.js')
+
+/** Module ids of each group, filled once the module graph is known (see `plan`). */
+const groups = { cli: new Set(), run: new Set() }
+
+/** A plugin that reads the module graph after loading and before chunking. */
+const plan = {
+  name: 'rudder-start-up-chunks',
+  buildEnd() {
+    const ours = (id) => id.startsWith(dist)
+    const info = (id) => this.getModuleInfo(id)
+    const closure = (start) => {
+      const seen = new Set()
+      const visit = (id) => {
+        if (seen.has(id) || !ours(id)) return
+        seen.add(id)
+        for (const next of info(id)?.importedIds ?? []) visit(next)
+      }
+      visit(start)
+      return seen
+    }
+    const cli = closure(mainEntry)
+    const run = closure(runEntry)
+    for (const id of cli) run.delete(id)
+    // Modules shared by two or more of the run's lazily imported parts join `run`.
+    const reachedBy = new Map()
+    for (const id of run)
+      for (const lazy of info(id)?.dynamicallyImportedIds ?? [])
+        if (ours(lazy))
+          for (const dep of closure(lazy)) {
+            if (dep === lazy || cli.has(dep) || run.has(dep)) continue
+            const by = reachedBy.get(dep) ?? new Set()
+            by.add(lazy)
+            reachedBy.set(dep, by)
+          }
+    for (const [id, by] of reachedBy) if (by.size > 1) run.add(id)
+    groups.cli = cli
+    groups.run = run
+  },
+}
+
 // Chunk names carry a hash: clear the old ones so they do not pile up.
 rmSync(outdir, { recursive: true, force: true })
-buildSync({
-  entryPoints: [join(root, 'dist/frontends/cli/main.js')],
-  outdir,
-  bundle: true,
-  splitting: true,
-  format: 'esm',
+await build({
+  input: { main: mainEntry },
   platform: 'node',
-  target: 'node20',
-  packages: 'external',
-  sourcemap: true,
-  logLevel: 'warning',
+  // Packages and node: built-ins stay imports; only rudder's own files are bundled.
+  external: (id) => !id.startsWith('.') && !id.startsWith('/') && !id.startsWith('\0'),
+  plugins: [plan],
+  logLevel: 'warn',
+  onLog(level, log, report) {
+    // A module that is both imported statically and with `await import()` is loaded with its
+    // static importer; the groups above already place such modules, so this note says nothing.
+    if (log.code === 'INEFFECTIVE_DYNAMIC_IMPORT') return
+    report(level, log)
+  },
+  output: {
+    dir: outdir,
+    format: 'esm',
+    entryFileNames: '[name].js',
+    chunkFileNames: '[name]-[hash].js',
+    sourcemap: true,
+    codeSplitting: {
+      groups: [
+        { name: 'cli', test: (id) => groups.cli.has(id), priority: 2 },
+        { name: 'run', test: (id) => groups.run.has(id), priority: 1 },
+      ],
+    },
+  },
 })
