@@ -6,7 +6,7 @@
 // Chunks follow what a run loads (decision 0136), not which entries share a module:
 // - `cli`: what main.js imports statically (argument parsing, help, errors): `--help` and
 //   usage errors load main.js and this chunk only;
-// - `run`: what the headless command imports statically beyond `cli` (runtime, agent, store,
+// - `run-path`: what the headless command imports statically beyond `cli` (runtime, agent, store,
 //   tools), plus the modules that two or more of its lazily imported parts share (the stores'
 //   blob store, lease and errors), so a one-answer run loads a handful of files, not thirty;
 // - everything else stays a chunk per `await import()`, loaded only by the runs that use it
@@ -44,7 +44,7 @@ const plan = {
     const cli = closure(mainEntry)
     const run = closure(runEntry)
     for (const id of cli) run.delete(id)
-    // Modules shared by two or more of the run's lazily imported parts join `run`.
+    // Modules shared by two or more of the run's lazily imported parts join `run-path`.
     const reachedBy = new Map()
     for (const id of run)
       for (const lazy of info(id)?.dynamicallyImportedIds ?? [])
@@ -85,7 +85,7 @@ await build({
     codeSplitting: {
       groups: [
         { name: 'cli', test: (id) => groups.cli.has(id), priority: 2 },
-        { name: 'run', test: (id) => groups.run.has(id), priority: 1 },
+        { name: 'run-path', test: (id) => groups.run.has(id), priority: 1 },
       ],
     },
   },
