@@ -43,12 +43,19 @@ export function cpu(args: readonly string[], env: NodeJS.ProcessEnv): number {
   return seconds.reduce((sum, value) => sum + value, 0) * 1000
 }
 
-/** How many modules (files of rudder and its packages, not node: built-ins) a command loads. */
-function modulesLoaded(args: readonly string[], env: NodeJS.ProcessEnv): number {
-  const result = spawnSync(process.execPath, ['--import', COUNT_MODULES, ...args], {
-    env,
-    encoding: 'utf8',
-  })
+// The same for CommonJS files (the bundle of the command line, and packages it requires).
+const COUNT_FILES = `const Module = require('node:module'); const load = Module.prototype.load; Module.prototype.load = function (filename) { process.stderr.write('rudder-bench-module file://' + filename + '\\n'); return load.call(this, filename) }`
+
+/**
+ * How many modules (files of rudder and its packages, ES modules and CommonJS, not node:
+ * built-ins) a command loads. `hook` is a file holding COUNT_FILES.
+ */
+function modulesLoaded(args: readonly string[], env: NodeJS.ProcessEnv, hook: string): number {
+  const result = spawnSync(
+    process.execPath,
+    ['--import', COUNT_MODULES, '--require', hook, ...args],
+    { env, encoding: 'utf8' },
+  )
   if (result.status !== 0) throw new Error(`${args.join(' ')} exited ${result.status}`)
   return result.stderr.split('\n').filter((line) => line.startsWith('rudder-bench-module file:'))
     .length
@@ -67,6 +74,8 @@ export function startupBenchmarks(): Row[] {
     // NODE_EXTRA_CA_CERTS makes every node start slower; BENCHMARKS.md says to unset it.
     const env: NodeJS.ProcessEnv = { ...process.env, RUDDER_HOME: scratch }
     delete env.NODE_EXTRA_CA_CERTS
+    const countFiles = join(scratch, 'count-files.cjs')
+    writeFileSync(countFiles, COUNT_FILES)
     const script = join(scratch, 'script.json')
     writeFileSync(script, JSON.stringify([{ text: 'ready' }]))
     const task = [
@@ -128,7 +137,7 @@ export function startupBenchmarks(): Row[] {
     const floor = median(Object.values(measured).flatMap((list) => list.map((p) => p.floor)))
     const floorLabel = `${fmt.ms(floor)} node -e 0`
     const subject = (name: keyof typeof commands) => median(measured[name].map((p) => p.subject))
-    const modules = (name: keyof typeof commands) => modulesLoaded(commands[name], env)
+    const modules = (name: keyof typeof commands) => modulesLoaded(commands[name], env, countFiles)
     return [
       {
         id: 'B10',

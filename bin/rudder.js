@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // The rudder command. `--version` is answered here so it loads nothing else (bench B10).
-import { fstatSync, readFileSync, statSync } from 'node:fs'
+import { fstatSync, readFileSync, statSync, writeFileSync } from 'node:fs'
 import { homedir } from 'node:os'
 
 const args = process.argv.slice(2)
@@ -8,9 +8,26 @@ if (args.length === 1 && (args[0] === '--version' || args[0] === '-v')) {
   const manifest = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8'))
   process.stdout.write(`rudder ${manifest.version}\n`)
 } else {
+  // Told from fd 0's type, so a run that reads no stdin never sets up `process.stdin` (a few
+  // ms of start-up, bench B10): only a character device other than /dev/null may be a terminal.
+  const stdinKind = (() => {
+    try {
+      const stat = fstatSync(0)
+      if (stat.isFIFO()) return 'pipe'
+      if (stat.isFile()) return 'file'
+      if (
+        !stat.isCharacterDevice() ||
+        stat.rdev === statSync('/dev/null', { throwIfNoEntry: false })?.rdev
+      )
+        return 'other'
+      return process.stdin.isTTY ? 'terminal' : 'other'
+    } catch {
+      return 'other'
+    }
+  })()
   let cli
   try {
-    cli = await import(cliModule())
+    cli = await loadCli(stdinKind)
   } catch (error) {
     if (error?.code !== 'ERR_MODULE_NOT_FOUND') throw error
     process.stderr.write(
@@ -39,23 +56,6 @@ if (args.length === 1 && (args[0] === '--version' || args[0] === '-v')) {
       },
     }
   }
-  // Told from fd 0's type, so a run that reads no stdin never sets up `process.stdin` (a few
-  // ms of start-up, bench B10): only a character device other than /dev/null may be a terminal.
-  const stdinKind = (() => {
-    try {
-      const stat = fstatSync(0)
-      if (stat.isFIFO()) return 'pipe'
-      if (stat.isFile()) return 'file'
-      if (
-        !stat.isCharacterDevice() ||
-        stat.rdev === statSync('/dev/null', { throwIfNoEntry: false })?.rdev
-      )
-        return 'other'
-      return process.stdin.isTTY ? 'terminal' : 'other'
-    } catch {
-      return 'other'
-    }
-  })()
   const io = {
     get stdin() {
       return process.stdin
@@ -91,15 +91,72 @@ if (args.length === 1 && (args[0] === '--version' || args[0] === '-v')) {
 }
 
 /**
- * The command line's bundle (dist/bundle/cli/, made by `npm run build`: one file per lazily
- * loaded part instead of one per module, bench B10, docs/decisions/0147), unless tsc has
- * rebuilt dist/ since the bundle was made (a build that ran tsc alone): then tsc's modules, so
- * the command never runs stale code.
+ * The command line, bundled by `npm run build` (one file per lazily loaded part instead of one
+ * per module; bench B10, docs/decisions/0147 and 0136): ES modules (dist/bundle/cli/) when
+ * stdin is a terminal, where the TUI may run and reads keys while its modules load; otherwise
+ * CommonJS compiled with V8's code cache (dist/bundle/cli-cached/), which needs a Node that can
+ * require() an ES module (20.19+). tsc's modules when the bundle is missing or older than them
+ * (a build that ran tsc alone), so the command never runs stale code.
  */
-function cliModule() {
-  const bundled = new URL('../dist/bundle/cli/main.js', import.meta.url)
-  const compiled = new URL('../dist/frontends/cli/main.js', import.meta.url)
-  const builtAt = (url) => statSync(url, { throwIfNoEntry: false })?.mtimeMs ?? -1
-  const bundledAt = builtAt(bundled)
-  return bundledAt >= 0 && bundledAt >= builtAt(compiled) ? bundled.href : compiled.href
+async function loadCli(stdinKind) {
+  const url = (path) => new URL(`../dist/${path}`, import.meta.url)
+  const builtAt = (path) => statSync(url(path), { throwIfNoEntry: false })?.mtimeMs ?? -1
+  const compiledAt = builtAt('frontends/cli/main.js')
+  if (stdinKind !== 'terminal' && process.features.require_module === true) {
+    const cachedAt = builtAt('bundle/cli-cached/main.cjs')
+    if (cachedAt >= 0 && cachedAt >= compiledAt)
+      return requireWithCodeCache(url('bundle/cli-cached/main.cjs'))
+  }
+  const bundledAt = builtAt('bundle/cli/main.js')
+  return import(
+    url(bundledAt >= 0 && bundledAt >= compiledAt ? 'bundle/cli/main.js' : 'frontends/cli/main.js')
+      .href
+  )
+}
+
+/**
+ * Requires the bundle's entry, compiling each file of the bundle with the code cache that the
+ * build wrote beside it (`<file>.cache`: V8's bytecode for what a one-answer run, `--help` and
+ * a first SQLite run execute), so a start compiles only what the cache lacks. V8 checks a cache
+ * against its version, flags and the source's length and ignores one that does not fit; the
+ * build clears the directory, so a cache never outlives the file it was made from. With
+ * RUDDER_CODE_CACHE=write (the build's own runs) the caches are written at exit.
+ */
+async function requireWithCodeCache(entryUrl) {
+  // Imported here, so that `--version` does not load them.
+  const { createRequire } = await import('node:module')
+  const require = createRequire(import.meta.url)
+  const Module = require('node:module')
+  const vm = require('node:vm')
+  const { dirname } = require('node:path')
+  const entry = require('node:url').fileURLToPath(entryUrl)
+  const bundleDir = `${dirname(entry)}/`
+  const scripts = process.env.RUDDER_CODE_CACHE === 'write' ? [] : undefined
+  const compile = Module.prototype._compile
+  Module.prototype._compile = function (content, filename) {
+    if (!filename.startsWith(bundleDir)) return compile.call(this, content, filename)
+    let cachedData
+    try {
+      cachedData = readFileSync(`${filename}.cache`)
+    } catch {
+      // No cache (a build that could not write one): compiled from source as usual.
+    }
+    const script = new vm.Script(Module.wrap(content), { filename, cachedData })
+    scripts?.push({ filename, script })
+    const wrapper = script.runInThisContext({ displayErrors: true })
+    return wrapper.call(
+      this.exports,
+      this.exports,
+      createRequire(filename),
+      this,
+      filename,
+      dirname(filename),
+    )
+  }
+  if (scripts)
+    process.on('exit', () => {
+      for (const { filename, script } of scripts)
+        writeFileSync(`${filename}.cache`, script.createCachedData())
+    })
+  return require(entry)
 }
