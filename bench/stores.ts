@@ -20,8 +20,16 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { monitorEventLoopDelay, performance } from 'node:perf_hooks'
 import Database from 'better-sqlite3'
+import {
+  createLogChecker,
+  createProjector,
+  type SessionEvent,
+  toFrozenJson,
+} from '../src/core/index.js'
 import { createAgent } from '../src/index.js'
+import { checksumOf } from '../src/stores/checkpoint.js'
 import { decodeLine } from '../src/stores/codec.js'
+import { checkForWrite } from '../src/stores/event-check.js'
 import {
   openStore,
   type SessionStore,
@@ -224,6 +232,15 @@ async function durableAppend(directory: string, full: boolean): Promise<Row[]> {
     for (const figures of [subjectPoints, floorPoints, subjectBusy, floorBusy]) figures.length = 0
     const pairs = await interleaveAsync(5, 'cpu', subject, floor)
     for (const session of finished) await session.close()
+    // The floor plus the in-memory work every durable append owes (`guarded`), against the
+    // floor: how much of the subject's ratio the guarantees take, whatever the code.
+    const unused: number[] = []
+    const guardedFloor =
+      kind === 'jsonl'
+        ? jsonlFloor(directory, batches, unused, unused, () => run++, guarded)
+        : sqliteFloor(directory, batches, unused, unused, () => run++, guarded)
+    await guardedFloor()
+    const guardedPairs = await interleaveAsync(5, 'cpu', guardedFloor, floor)
     // SQLite indexes for search when a search runs (decision 0068): what the appends above
     // left to index, paid once by the first search, beside the appends' own CPU.
     let firstSearch: number | undefined
@@ -256,6 +273,14 @@ async function durableAppend(directory: string, full: boolean): Promise<Row[]> {
         floor: `${fmt.ms(medianOf(pairs, 'floor'))} ${kind === 'jsonl' ? 'stringify+write+fdatasync' : 'stringify+batched insert+commit'}`,
         ratio: fmt.ratio(ratios(pairs)),
         target: kind === 'jsonl' ? '≤ 1.5×' : '≤ 1.3×',
+      },
+      {
+        id,
+        what: `  the floor plus what every durable append must do in memory (frozen copy, data check, invariants, projection, checksum; no session, no store)`,
+        figure: fmt.ms(medianOf(guardedPairs, 'subject')),
+        floor: `${fmt.ms(medianOf(guardedPairs, 'floor'))} (same floor)`,
+        ratio: fmt.ratio(ratios(guardedPairs)),
+        target: 'orientation',
       },
       {
         id,
@@ -298,21 +323,61 @@ async function durableAppend(directory: string, full: boolean): Promise<Row[]> {
   return rows
 }
 
+/**
+ * The work a durable append must do in memory whatever the code around it, by the rules of
+ * docs/spec.md §3 and §9 (decision 0076): a frozen copy of the data, its check against the
+ * event's shape, the invariants, the projection, the events kept, the lines and their
+ * checksum (for the checkpoint). Returns the encoder of one batch: its lines.
+ */
+function guarded(): (batch: readonly Append[]) => string[] {
+  const events: SessionEvent[] = []
+  const checker = createLogChecker({ allowOpenTurn: true })
+  const projector = createProjector((seq) => events[seq])
+  let checksum = 0
+  return (batch) => {
+    const lines: string[] = new Array(batch.length)
+    for (let index = 0; index < batch.length; index++) {
+      const [type, data] = batch[index]!
+      const seq = events.length
+      const event = Object.freeze({
+        seq,
+        time: 1_700_000_000_000 + seq,
+        type,
+        data: toFrozenJson(data, type),
+      }) as SessionEvent
+      checkForWrite(event)
+      if (checker.record(event).length > 0) throw new Error(`the fixture breaks an invariant`)
+      events.push(event)
+      projector.apply(event)
+      lines[index] = JSON.stringify(event)
+    }
+    checksum = checksumOf(lines.join(''), checksum)
+    return lines
+  }
+}
+
+/** Encodes a batch as the floor does: the envelope of each append, and nothing else. */
+function plain(): (batch: readonly Append[]) => string[] {
+  let seq = 0
+  return (batch) => batch.map((append) => envelope(seq++, append))
+}
+
 function jsonlFloor(
   directory: string,
   batches: readonly Append[][],
   points: number[],
   busy: number[],
   next: () => number,
+  encoder: () => (batch: readonly Append[]) => string[] = plain,
 ) {
   return async () => {
     const path = join(directory, `floor-${next()}.jsonl`)
     const handle = await open(path, 'a')
-    let seq = 0
+    const encode = encoder()
     for (const batch of batches) {
       const start = process.hrtime.bigint()
       const loop = performance.eventLoopUtilization()
-      await handle.write(`${batch.map((append) => envelope(seq++, append)).join('\n')}\n`)
+      await handle.write(`${encode(batch).join('\n')}\n`)
       await handle.datasync()
       busy.push(performance.eventLoopUtilization(loop).active)
       points.push(Number(process.hrtime.bigint() - start) / 1e6)
@@ -328,8 +393,9 @@ function sqliteFloor(
   points: number[],
   busy: number[],
   next: () => number,
+  encoder: () => (batch: readonly Append[]) => string[] = plain,
 ) {
-  const db = new Database(join(directory, 'floor.db'))
+  const db = new Database(join(directory, `floor-${next()}.db`))
   db.pragma('journal_mode = WAL')
   db.pragma('synchronous = FULL')
   db.exec(
@@ -338,12 +404,14 @@ function sqliteFloor(
   const insert = db.prepare('INSERT INTO events (session_id, seq, line) VALUES (?, ?, ?)')
   return async () => {
     const session = `floor-${next()}`
+    const encode = encoder()
     let seq = 0
     for (const batch of batches) {
       const start = process.hrtime.bigint()
       const loop = performance.eventLoopUtilization()
+      const lines = encode(batch)
       db.transaction(() => {
-        for (const append of batch) insert.run(session, seq, envelope(seq++, append))
+        for (const line of lines) insert.run(session, seq++, line)
       }).immediate()
       busy.push(performance.eventLoopUtilization(loop).active)
       points.push(Number(process.hrtime.bigint() - start) / 1e6)
