@@ -265,6 +265,12 @@ export function createSqliteBackend(path: string, counters: StoreCounters | unde
         async write(events, lines) {
           const what = `cannot write ${describe(id)}`
           let bytes = 0
+          const last = events[events.length - 1]
+          // Taken as the row's time only once the commit holds it (a failed one rolls back).
+          const movesTime =
+            last !== undefined &&
+            (rowUpdatedAt === undefined ||
+              Math.abs(last.time - rowUpdatedAt) >= UPDATED_AT_INTERVAL_MS)
           // Events only: search indexes them when it runs (sqlite-search.ts, decision 0068).
           const work = () => {
             let index = 0
@@ -283,16 +289,9 @@ export function createSqliteBackend(path: string, counters: StoreCounters | unde
                 statements.insertEvents[size]!.run(values)
               }
             }
-            const last = events[events.length - 1]
             if (!last) return
-            if (
-              rowUpdatedAt === undefined ||
-              Math.abs(last.time - rowUpdatedAt) >= UPDATED_AT_INTERVAL_MS
-            ) {
-              statements.updateSession.run(last.time, last.seq + 1, id)
-              rowUpdatedAt = last.time
-            } else statements.updateCount.run(last.seq + 1, id)
-            updatedAt = last.time
+            if (movesTime) statements.updateSession.run(last.time, last.seq + 1, id)
+            else statements.updateCount.run(last.seq + 1, id)
           }
           if (!walSync) commit(what, work)
           else {
@@ -301,6 +300,12 @@ export function createSqliteBackend(path: string, counters: StoreCounters | unde
             } catch (error) {
               throw damaged(error, path) ?? storeFailure(`${what} in ${path}`, error)
             }
+          }
+          if (last) {
+            if (movesTime) rowUpdatedAt = last.time
+            updatedAt = last.time
+          }
+          if (walSync) {
             // Durable only now: the flush resolves after this sync, off the main thread.
             try {
               await walSync.sync()
