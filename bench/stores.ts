@@ -187,6 +187,12 @@ async function fullLoad(directory: string, full: boolean): Promise<Row[]> {
   return rows
 }
 
+/**
+ * Timed pairs of B3/B4, after one untimed pair. Their ratios swing widely on a shared machine
+ * (decision 0076), so the median is taken over more pairs than elsewhere.
+ */
+const APPEND_PAIRS = 9
+
 /** B3/B4: durable append with a durability point every 50 events, against raw write+sync. */
 async function durableAppend(directory: string, full: boolean): Promise<Row[]> {
   const rows: Row[] = []
@@ -204,7 +210,9 @@ async function durableAppend(directory: string, full: boolean): Promise<Row[]> {
     const floorBusy: number[] = []
     let syncsPerRun = 0
     // Sessions are created before, and closed after, the timed runs: only appends count.
-    const sessions = await Promise.all(Array.from({ length: 6 }, () => store.create()))
+    const sessions = await Promise.all(
+      Array.from({ length: APPEND_PAIRS + 1 }, () => store.create()),
+    )
     const subject = async () => {
       const session = sessions.pop()!
       const before = count.syncs
@@ -230,7 +238,7 @@ async function durableAppend(directory: string, full: boolean): Promise<Row[]> {
     await subject()
     await floor()
     for (const figures of [subjectPoints, floorPoints, subjectBusy, floorBusy]) figures.length = 0
-    const pairs = await interleaveAsync(5, 'cpu', subject, floor)
+    const pairs = await interleaveAsync(APPEND_PAIRS, 'cpu', subject, floor)
     for (const session of finished) await session.close()
     // The floor plus the in-memory work every durable append owes (`guarded`), against the
     // floor: how much of the subject's ratio the guarantees take, whatever the code.
@@ -240,7 +248,7 @@ async function durableAppend(directory: string, full: boolean): Promise<Row[]> {
         ? jsonlFloor(directory, batches, unused, unused, () => run++, guarded)
         : sqliteFloor(directory, batches, unused, unused, () => run++, guarded)
     await guardedFloor()
-    const guardedPairs = await interleaveAsync(5, 'cpu', guardedFloor, floor)
+    const guardedPairs = await interleaveAsync(APPEND_PAIRS, 'cpu', guardedFloor, floor)
     // SQLite indexes for search when a search runs (decision 0068): what the appends above
     // left to index, paid once by the first search, beside the appends' own CPU.
     let firstSearch: number | undefined
@@ -253,7 +261,9 @@ async function durableAppend(directory: string, full: boolean): Promise<Row[]> {
     // The same appends into a memory store: the live session, the checks and the encoding,
     // without I/O. What B3/B4 add over it is the cost of the file or database path.
     const memory = await openStore('memory:')
-    const inMemory = await Promise.all(Array.from({ length: 6 }, () => memory.create()))
+    const inMemory = await Promise.all(
+      Array.from({ length: APPEND_PAIRS + 1 }, () => memory.create()),
+    )
     const inMemorySubject = async () => {
       const session = inMemory.pop()!
       for (const batch of batches) {
@@ -262,7 +272,7 @@ async function durableAppend(directory: string, full: boolean): Promise<Row[]> {
       }
     }
     await inMemorySubject()
-    const memoryPairs = await interleaveAsync(5, 'cpu', inMemorySubject, floor)
+    const memoryPairs = await interleaveAsync(APPEND_PAIRS, 'cpu', inMemorySubject, floor)
     await memory.close()
     const id = kind === 'jsonl' ? 'B3' : 'B4'
     rows.push(
