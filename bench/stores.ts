@@ -411,7 +411,29 @@ function sqliteFloor(
   db.exec(
     'CREATE TABLE events (session_id TEXT NOT NULL, seq INTEGER NOT NULL, line TEXT NOT NULL, PRIMARY KEY (session_id, seq)) STRICT',
   )
-  const insert = db.prepare('INSERT INTO events (session_id, seq, line) VALUES (?, ?, ?)')
+  // Batched as the store inserts: rows per statement, largest first (one row a statement costs
+  // about half as much CPU again, which flattered the subject; decision 0076).
+  const sizes = [32, 8, 1] as const
+  const inserts = sizes.map((rows) =>
+    db.prepare(
+      `INSERT INTO events (session_id, seq, line) VALUES ${'(?, ?, ?), '.repeat(rows - 1)}(?, ?, ?)`,
+    ),
+  )
+  const insertAll = (session: string, first: number, lines: readonly string[]) => {
+    let index = 0
+    for (let size = 0; size < sizes.length; size++) {
+      const rows = sizes[size]!
+      for (; lines.length - index >= rows; index += rows) {
+        const values: unknown[] = new Array(rows * 3)
+        for (let row = 0; row < rows; row++) {
+          values[row * 3] = session
+          values[row * 3 + 1] = first + index + row
+          values[row * 3 + 2] = lines[index + row]
+        }
+        inserts[size]!.run(values)
+      }
+    }
+  }
   return async () => {
     const session = `floor-${next()}`
     const encode = encoder()
@@ -420,9 +442,8 @@ function sqliteFloor(
       const start = process.hrtime.bigint()
       const loop = performance.eventLoopUtilization()
       const lines = encode(batch)
-      db.transaction(() => {
-        for (const line of lines) insert.run(session, seq++, line)
-      }).immediate()
+      db.transaction(() => insertAll(session, seq, lines)).immediate()
+      seq += lines.length
       busy.push(performance.eventLoopUtilization(loop).active)
       points.push(Number(process.hrtime.bigint() - start) / 1e6)
     }
