@@ -204,6 +204,41 @@ describe('the SQLite store on disk', () => {
     await session.close()
   })
 
+  it('moves the listed update time at most once a second while open, and to the last write at close (decision 0076)', async () => {
+    const directory = tempDirectory()
+    let time = 1_700_000_000_000
+    const store = await storeOf('sqlite', directory, { now: () => time })
+    const session = await store.create()
+    const row = () => {
+      const reader = new Database(dbPath(directory), { readonly: true })
+      try {
+        return reader
+          .prepare('SELECT updated_at, event_count FROM sessions WHERE id = ?')
+          .get(session.header.id)
+      } finally {
+        reader.close()
+      }
+    }
+    const appendAt = async (advance: number, text: string) => {
+      time += advance
+      appendAll(session, [user(text, 'ctx')])
+      await session.flush()
+      return time
+    }
+    const first = await appendAt(0, 'first')
+    expect(row()).toEqual({ updated_at: first, event_count: 1 })
+    // Within a second of the row's time: the count moves, the indexed time waits.
+    await appendAt(400, 'second')
+    expect(row()).toEqual({ updated_at: first, event_count: 2 })
+    const third = await appendAt(700, 'third')
+    expect(row()).toEqual({ updated_at: third, event_count: 3 })
+    const last = await appendAt(10, 'fourth')
+    expect(row()).toEqual({ updated_at: third, event_count: 4 })
+    await session.close()
+    expect(row()).toEqual({ updated_at: last, event_count: 4 })
+    expect((await store.list())[0]).toMatchObject({ eventCount: 4, updatedAt: last })
+  })
+
   describe('appends sync the WAL off the main thread (decision 0146)', () => {
     function database(journal: 'wal' | 'delete') {
       const directory = tempDirectory()

@@ -28,6 +28,12 @@ const PAGE_ROWS = 1000
  * sizes allow (a batch of 50 in five, not fifty), each row's values bound as for one.
  */
 const INSERT_ROWS = [32, 8, 1] as const
+/**
+ * An append batch moves `updated_at` (indexed twice, for `list`) only when it is this far from
+ * the value in the row, and a writer's close moves it to its last event: a batch then updates
+ * one page of `sessions` instead of three (decision 0076). `event_count` moves every batch.
+ */
+const UPDATED_AT_INTERVAL_MS = 1000
 
 type ListRow = { header: string; event_count: number; updated_at: number }
 
@@ -72,6 +78,8 @@ export function createSqliteBackend(path: string, counters: StoreCounters | unde
       'INSERT INTO sessions (id, header, cwd, created_at, updated_at, event_count) VALUES (?, ?, ?, ?, ?, ?)',
     ),
     updateSession: db.prepare('UPDATE sessions SET updated_at = ?, event_count = ? WHERE id = ?'),
+    updateCount: db.prepare('UPDATE sessions SET event_count = ? WHERE id = ?'),
+    updateTime: db.prepare('UPDATE sessions SET updated_at = ? WHERE id = ?'),
     page: db.prepare<[string, number, number, number], { seq: number; line: string }>(
       'SELECT seq, line FROM events WHERE session_id = ? AND seq >= ? AND seq <= ? ORDER BY seq LIMIT ?',
     ),
@@ -248,11 +256,21 @@ export function createSqliteBackend(path: string, counters: StoreCounters | unde
         await yieldToEventLoop()
       }
     },
-    async openWriter(id) {
+    async openWriter(id, start) {
+      /** The `updated_at` this writer last put in the row (none yet: the first batch does). */
+      let rowUpdatedAt: number | undefined
+      /** The time of the last event written. */
+      let updatedAt = start.updatedAt
       return {
         async write(events, lines) {
           const what = `cannot write ${describe(id)}`
           let bytes = 0
+          const last = events[events.length - 1]
+          // Taken as the row's time only once the commit holds it (a failed one rolls back).
+          const movesTime =
+            last !== undefined &&
+            (rowUpdatedAt === undefined ||
+              Math.abs(last.time - rowUpdatedAt) >= UPDATED_AT_INTERVAL_MS)
           // Events only: search indexes them when it runs (sqlite-search.ts, decision 0068).
           const work = () => {
             let index = 0
@@ -271,8 +289,9 @@ export function createSqliteBackend(path: string, counters: StoreCounters | unde
                 statements.insertEvents[size]!.run(values)
               }
             }
-            const last = events[events.length - 1]
-            if (last) statements.updateSession.run(last.time, last.seq + 1, id)
+            if (!last) return
+            if (movesTime) statements.updateSession.run(last.time, last.seq + 1, id)
+            else statements.updateCount.run(last.seq + 1, id)
           }
           if (!walSync) commit(what, work)
           else {
@@ -281,6 +300,12 @@ export function createSqliteBackend(path: string, counters: StoreCounters | unde
             } catch (error) {
               throw damaged(error, path) ?? storeFailure(`${what} in ${path}`, error)
             }
+          }
+          if (last) {
+            if (movesTime) rowUpdatedAt = last.time
+            updatedAt = last.time
+          }
+          if (walSync) {
             // Durable only now: the flush resolves after this sync, off the main thread.
             try {
               await walSync.sync()
@@ -296,7 +321,21 @@ export function createSqliteBackend(path: string, counters: StoreCounters | unde
         },
         // Rows and lines are keyed by seq: a prefix needs no byte position.
         positionOf: (seq) => seq,
-        async close() {},
+        async close() {
+          if (rowUpdatedAt === undefined || rowUpdatedAt === updatedAt || !db.open) return
+          const time = updatedAt
+          const work = () => statements.updateTime.run(time, id)
+          const what = `cannot update the listing of ${describe(id)}`
+          // Listing metadata only: it needs no sync of its own (the next commit's carries it).
+          if (!walSync) commit(what, work)
+          else
+            try {
+              walSync.commitUnsynced(work)
+            } catch (error) {
+              throw damaged(error, path) ?? storeFailure(`${what} in ${path}`, error)
+            }
+          rowUpdatedAt = time
+        },
       }
     },
     async copyPrefix(sourceId, header, throughSeq) {
