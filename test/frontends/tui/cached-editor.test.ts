@@ -8,8 +8,8 @@ import {
   getKeybindings,
   KeybindingsManager,
   setKeybindings,
-  TUI_KEYBINDINGS,
   type TUI,
+  TUI_KEYBINDINGS,
 } from '@mariozechner/pi-tui'
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
