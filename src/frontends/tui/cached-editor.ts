@@ -109,7 +109,12 @@ export class CachedEditor extends Editor {
   override handleInput(data: string): void {
     const own = this as unknown as EditorState & EditorMethods
     // pi-tui would check every key binding, find none, and insert the character (0087).
-    if (this.isPatched && own.jumpMode === null && !own.isInPaste && isPlainCharacter(data))
+    if (
+      this.isPatched &&
+      own.jumpMode === null &&
+      own.isInPaste === false &&
+      isPlainCharacter(data)
+    )
       own.insertCharacter(data)
     else super.handleInput(data)
   }
