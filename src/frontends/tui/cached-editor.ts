@@ -9,8 +9,8 @@
  * edited line through it, bench B7).
  *
  * A keystroke's own work is kept to about the editor's width, whatever the length of the line
- * being typed (bench B7, docs/decisions/0087): printable ASCII text is laid out with each long
- * line's word wrap kept and redone only from the chunk the edit reached (`editor-layout.ts`),
+ * being typed (bench B7, docs/decisions/0087): the text is laid out with each long line's word
+ * wrap kept and redone only from the chunk the edit reached (`editor-layout.ts`),
  * and a printable character that no key binding takes goes straight to pi-tui's insertion,
  * past the ~30 key-binding checks pi-tui makes for every key.
  */
@@ -21,7 +21,7 @@ import {
   type Grapheme,
   graphemesOf,
   type LayoutLine,
-  layoutSimpleText,
+  layoutText as layoutEditorText,
   SIMPLE_TEXT,
   WrapMemo,
 } from './editor-layout.js'
@@ -89,14 +89,14 @@ export class CachedEditor extends Editor {
     const layoutText = own.layoutText.bind(this)
     own.layoutText = (width) => {
       const state = (this as unknown as EditorState).state
-      if (state === undefined || !state.lines.every((line) => SIMPLE_TEXT.test(line)))
-        return layoutText(width)
-      return layoutSimpleText({
+      if (state === undefined || !Array.isArray(state.lines)) return layoutText(width)
+      return layoutEditorText({
         lines: state.lines,
         cursorLine: state.cursorLine,
         cursorCol: state.cursorCol,
         width,
         memo: this.wraps,
+        segment: own.segment,
       })
     }
   }

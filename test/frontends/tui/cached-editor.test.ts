@@ -23,7 +23,13 @@ const theme = createTheme(true)
 const key = fc.oneof(
   { weight: 8, arbitrary: fc.constantFrom('a', 'b', ' ', 'x', '.', '[', 'é', '漢', '😀') },
   fc.constantFrom('\x7f', '\x1b[D', '\x1b[C', '\x1b[A', '\x1b[B', '\x1b[H', '\x1b[F', '\x1b\r'),
-  fc.constantFrom('\x1b[200~pasted text\nover lines\x1b[201~', '\x1b[200~short\x1b[201~'),
+  fc.constantFrom(
+    '\x1b[200~pasted text\nover lines\x1b[201~',
+    '\x1b[200~short\x1b[201~',
+    // Over 10 lines: the editor shows a marker, `[paste #1 +13 lines]`, one grapheme that a
+    // narrow editor splits across lines.
+    `\x1b[200~${'pasted\n'.repeat(12)}end\x1b[201~`,
+  ),
 )
 
 /**
@@ -92,6 +98,14 @@ describe('CachedEditor', () => {
     plain.focused = true
     plain.setText(cached.getText())
     expect(cached.render(60)).toEqual(plain.render(60))
+  })
+
+  it('wraps a paste marker wider than the editor as pi-tui does, around edits', () => {
+    // `[paste #1 +13 lines]` is one grapheme: wider than the editor, pi-tui splits it across
+    // lines, with no break inside it; text typed right after it must not find one there.
+    const paste = `\x1b[200~${'pasted\n'.repeat(12)}end\x1b[201~`
+    for (const width of [8, 10, 11, 12, 13, 14, 16])
+      typeBoth([...'ab ', paste, ...'cdefghijkl mn', '\x7f', '\x7f', ...'op'], [width])
   })
 
   it('gives a printable character to the key binding that takes it', () => {

@@ -3,46 +3,54 @@
  * wrap redone from the chunk the edit reached is pi-tui's wrap of the whole new line.
  */
 import { wordWrapLine } from '@mariozechner/pi-tui/dist/components/editor.js'
+import { getSegmenter } from '@mariozechner/pi-tui/dist/utils.js'
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
-import { graphemesOf, WrapMemo } from '../../../src/frontends/tui/editor-layout.js'
+import { graphemesOf, type Segment, WrapMemo } from '../../../src/frontends/tui/editor-layout.js'
 
-/** Lines of short words and runs of spaces, where wrap points are dense and matter. */
-const line = fc
-  .array(fc.constantFrom('a', 'b', ' ', ' ', '-'), { minLength: 1, maxLength: 160 })
-  .map((characters) => characters.join(''))
+const segment: Segment = (text) => getSegmenter().segment(text)
 
-/** An edit: `remove` characters at `at` replaced by `insert` (at and remove clamped to the line). */
+/** pi-tui's wrap of the whole line, as its editor makes it. */
+const whole = (text: string, width: number) =>
+  wordWrapLine(text, width, [...getSegmenter().segment(text)])
+
+/**
+ * Pieces of text where wrap points are dense and graphemes are of every kind: ASCII, spaces
+ * (and a no-break space), combining marks, wide characters, emoji with modifiers and joiners,
+ * and regional indicators alone or in flags (their pairing depends on what comes before).
+ */
+const piece = fc.oneof(
+  { weight: 8, arbitrary: fc.constantFrom('a', 'b', ' ', ' ', '-') },
+  fc.constantFrom('é', 'e\u0301', '\u00a0', '漢', '字', '😀', '👍🏽', '👨‍👩‍👧', '🇫🇷', '🇫', '🇷'),
+)
+
+/** Lines as pieces, so edits fall between code points, as the editor's do. */
+const pieces = fc.array(piece, { minLength: 1, maxLength: 120 })
+
+/** An edit: `remove` pieces at `at` replaced by `insert` (at clamped to the line). */
 const edit = fc.record({
   at: fc.nat(),
   remove: fc.nat({ max: 4 }),
-  insert: fc.array(fc.constantFrom('a', 'c', ' '), { maxLength: 4 }).map((c) => c.join('')),
+  insert: fc.array(piece, { maxLength: 4 }),
 })
-
-function applied(text: string, change: { at: number; remove: number; insert: string }): string {
-  const at = change.at % (text.length + 1)
-  return text.slice(0, at) + change.insert + text.slice(at + change.remove)
-}
 
 describe('WrapMemo', () => {
   it("wraps an edited line as pi-tui's wordWrapLine wraps the whole line", () => {
     fc.assert(
       fc.property(
-        line,
+        pieces,
         fc.array(edit, { minLength: 1, maxLength: 6 }),
+        // From 2 columns: at 1, pi-tui's own wrap recurses without end on a wide character.
         fc.integer({ min: 2, max: 14 }),
         (start, edits, width) => {
           const memo = new WrapMemo()
-          let text = start
+          let line = [...start]
+          expect(memo.wrap(0, line.join(''), width, segment)).toEqual(whole(line.join(''), width))
           for (const change of edits) {
-            text = applied(text, change)
-            if (text.length <= width) continue
-            const whole = wordWrapLine(
-              text,
-              width,
-              graphemesOf(text) as unknown as Intl.SegmentData[],
-            )
-            expect(memo.wrap(0, text, width)).toEqual(whole)
+            const at = change.at % (line.length + 1)
+            line = [...line.slice(0, at), ...change.insert, ...line.slice(at + change.remove)]
+            const text = line.join('')
+            expect(memo.wrap(0, text, width, segment)).toEqual(whole(text, width))
           }
         },
       ),
@@ -51,12 +59,25 @@ describe('WrapMemo', () => {
   })
 
   it('wraps only the tail when text is added at the end', () => {
-    const memo = new WrapMemo()
-    let text = 'word '.repeat(400)
-    memo.wrap(0, text, 40)
-    const before = memo.charactersWrapped
-    text += 'more'
-    memo.wrap(0, text, 40)
-    expect(memo.charactersWrapped - before).toBeLessThanOrEqual(2 * 40)
+    for (const word of ['word ', 'café ', '漢字 ']) {
+      const memo = new WrapMemo()
+      let text = word.repeat(400)
+      memo.wrap(0, text, 40, segment)
+      const before = memo.charactersWrapped
+      text += 'more'
+      expect(memo.wrap(0, text, 40, segment)).toEqual(whole(text, 40))
+      expect(memo.charactersWrapped - before).toBeLessThanOrEqual(2 * 40)
+    }
+  })
+
+  it('lists ASCII graphemes as Intl.Segmenter does', () => {
+    const text = 'plain ASCII, with punctuation: ~!@#$%^&*()_+{}|;\'<>?,./"'
+    const fromSegmenter = [...getSegmenter().segment(text)].map(({ segment, index }) => ({
+      segment,
+      index,
+    }))
+    expect(graphemesOf(text).map(({ segment, index }) => ({ segment, index }))).toEqual(
+      fromSegmenter,
+    )
   })
 })
