@@ -73,55 +73,82 @@ export class WrapMemo {
     if (this.wraps.length > rows) this.wraps.length = rows
   }
 
+  /**
+   * The new wrap of `line`: the previous chunks that end before the edit are kept; then, for an
+   * edit before the end of the line, windows of a few widths are wrapped one after another from
+   * the last kept start until a chunk starts, past the edit, on a start the previous wrap had
+   * (shifted by what the edit added): from there the line's rest is the previous line's rest,
+   * which wraps as it did (both are restart points), so the previous chunks are taken. A
+   * window's chunks but its last are the line's (their starts are decided within the window;
+   * the window may cut its last grapheme, which lies in the last chunk), and the next window
+   * starts at its second-to-last chunk. Prose falls back onto the old breaks within a few lines;
+   * text that never does (one word repeated) is wrapped to its end, as pi-tui does. No windows
+   * with paste markers (a window may cut one) or a grapheme wider than the width.
+   */
   private rewrap(previous: Wrap | undefined, line: string, width: number, segment: Segment): Wrap {
     let kept = 0
+    let same = 0
     if (previous !== undefined) {
-      const same = commonPrefixLength(previous.line, line)
+      same = commonPrefixLength(previous.line, line)
       // The last chunk that ends before the first changed character: its start stands.
       let ending = 0
       while (ending < previous.chunks.length && (previous.chunks[ending]?.endIndex ?? 0) <= same)
         ending++
       kept = Math.max(0, ending - 1)
     }
-    const start = kept === 0 ? 0 : (previous?.chunks[kept]?.startIndex ?? 0)
-    const rest = start === 0 ? line : line.slice(start)
+    const chunks = previous?.chunks.slice(0, kept) ?? []
+    let from = kept === 0 ? 0 : (previous?.chunks[kept]?.startIndex ?? 0)
+    if (previous !== undefined && !line.includes('[paste #')) {
+      const old = previous.line
+      const editEnd =
+        line.length - commonSuffixLength(old, line, Math.min(old.length, line.length) - same)
+      const delta = line.length - old.length
+      for (;;) {
+        const end = Math.max(from, editEnd) + 4 * width + 8
+        if (end >= line.length) break
+        const window = line.slice(from, end)
+        this.charactersWrapped += window.length
+        const graphemes = [...segment(window)]
+        if (!fitsWidth(graphemes, width)) break
+        const wrapped = wordWrapLine(window, width, graphemes as unknown as Intl.SegmentData[])
+        if (wrapped.length < 3) break
+        for (let index = 1; index < wrapped.length - 1; index++) {
+          const at = from + (wrapped[index] as TextChunk).startIndex
+          if (at < editEnd) continue
+          const tail = chunkStartingAt(previous.chunks, at - delta)
+          if (tail === -1) continue
+          pushShifted(chunks, wrapped.slice(0, index), from)
+          pushShifted(chunks, previous.chunks.slice(tail), delta)
+          return { line, width, chunks, isRestartable: true }
+        }
+        const next = wrapped.length - 2
+        pushShifted(chunks, wrapped.slice(0, next), from)
+        from += (wrapped[next] as TextChunk).startIndex
+      }
+    }
+    // The rest of the line from `from`, wrapped whole.
+    const rest = from === 0 ? line : line.slice(from)
     this.charactersWrapped += rest.length
     // What wordWrapLine does first, before the graphemes are listed: a line that fits is one
-    // chunk. (With chunks kept, the line does not fit: its first break still overflows.)
+    // chunk.
     if (visibleWidth(rest) <= width) {
-      const whole = { text: rest, startIndex: 0, endIndex: rest.length }
-      return this.joined(previous, kept, start, [whole], true, line, width)
+      pushShifted(chunks, [{ text: rest, startIndex: 0, endIndex: rest.length }], from)
+      return { line, width, chunks, isRestartable: true }
     }
     const graphemes = [...segment(rest)]
-    let isRestartable = true
-    for (const grapheme of graphemes)
-      if ((grapheme.segment.length > 1 || width < 2) && visibleWidth(grapheme.segment) > width) {
-        isRestartable = false
-        break
-      }
-    const wrapped = wordWrapLine(rest, width, graphemes as unknown as Intl.SegmentData[])
-    return this.joined(previous, kept, start, wrapped, isRestartable, line, width)
+    pushShifted(chunks, wordWrapLine(rest, width, graphemes as unknown as Intl.SegmentData[]), from)
+    return { line, width, chunks, isRestartable: fitsWidth(graphemes, width) }
   }
+}
 
-  private joined(
-    previous: Wrap | undefined,
-    kept: number,
-    start: number,
-    wrapped: readonly TextChunk[],
-    isRestartable: boolean,
-    line: string,
-    width: number,
-  ): Wrap {
-    if (start === 0) return { line, width, chunks: wrapped, isRestartable }
-    const chunks = previous?.chunks.slice(0, kept) ?? []
-    for (const chunk of wrapped)
-      chunks.push({
-        text: chunk.text,
-        startIndex: chunk.startIndex + start,
-        endIndex: chunk.endIndex + start,
-      })
-    return { line, width, chunks, isRestartable }
-  }
+/** Appends `from` to `into`, their indices moved by `by`. */
+function pushShifted(into: TextChunk[], from: readonly TextChunk[], by: number): void {
+  for (const chunk of from)
+    into.push(
+      by === 0
+        ? chunk
+        : { text: chunk.text, startIndex: chunk.startIndex + by, endIndex: chunk.endIndex + by },
+    )
 }
 
 /**
@@ -169,6 +196,39 @@ export function layoutText(options: {
     }
   }
   return layout
+}
+
+/** Whether no grapheme is wider than `width` (a single UTF-16 unit is at most 2 columns). */
+function fitsWidth(graphemes: readonly Grapheme[], width: number): boolean {
+  for (const grapheme of graphemes)
+    if ((grapheme.segment.length > 1 || width < 2) && visibleWidth(grapheme.segment) > width)
+      return false
+  return true
+}
+
+/** The index of the chunk starting at `start`, or -1 (chunks are in order). */
+function chunkStartingAt(chunks: readonly TextChunk[], start: number): number {
+  let low = 0
+  let high = chunks.length - 1
+  while (low <= high) {
+    const middle = (low + high) >> 1
+    const at = (chunks[middle] as TextChunk).startIndex
+    if (at === start) return middle
+    if (at < start) low = middle + 1
+    else high = middle - 1
+  }
+  return -1
+}
+
+/** The length of the common end of `a` and `b`, at most `limit`. */
+function commonSuffixLength(a: string, b: string, limit: number): number {
+  let length = 0
+  while (
+    length < limit &&
+    a.charCodeAt(a.length - 1 - length) === b.charCodeAt(b.length - 1 - length)
+  )
+    length++
+  return length
 }
 
 function commonPrefixLength(a: string, b: string): number {

@@ -108,6 +108,16 @@ describe('CachedEditor', () => {
       typeBoth([...'ab ', paste, ...'cdefghijkl mn', '\x7f', '\x7f', ...'op'], [width])
   })
 
+  it('wraps a line again around an edit before a paste marker as pi-tui does', () => {
+    // Edits near the start of a long line wrap a window past the edit; a marker further on,
+    // where a window may end, must still be one grapheme.
+    const paste = `\x1b[200~${'pasted\n'.repeat(12)}end\x1b[201~`
+    const text = [...'ab ', ...'word '.repeat(10), paste, ...' and a tail of words after it']
+    for (let width = 8; width <= 40; width += 2)
+      for (const shift of [0, 3, 9])
+        typeBoth([...text, '\x1b[H', ...Array(shift).fill('\x1b[C'), ...'xy z', '\x7f'], [width])
+  })
+
   it('gives a printable character to the key binding that takes it', () => {
     const previous = getKeybindings()
     // A person's bindings: `x` moves to the line's start, `~` deletes the word before the cursor.

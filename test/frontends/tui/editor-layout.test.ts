@@ -70,6 +70,22 @@ describe('WrapMemo', () => {
     }
   })
 
+  it('wraps windows past an edit in the middle of a long line of prose, not the rest of it', () => {
+    // Prose: words of many lengths, so the wrap after the edit falls back onto the old one within
+    // a few lines (a text of one word repeated would shift every line after the edit for good).
+    const prose =
+      'Lorem ipsum dolor sit amet, consectetur adipiscing elit, sed do eiusmod tempor incididunt ut labore et dolore magna aliqua. '
+    for (const text of [prose.repeat(20), `café ${prose}`.repeat(20), `漢字 ${prose}`.repeat(20)])
+      for (const inserted of ['x', 'xy ']) {
+        const memo = new WrapMemo()
+        memo.wrap(0, text, 40, segment)
+        const before = memo.charactersWrapped
+        const edited = `${text.slice(0, 50)}${inserted}${text.slice(50)}`
+        expect(memo.wrap(0, edited, 40, segment)).toEqual(whole(edited, 40))
+        expect(memo.charactersWrapped - before).toBeLessThanOrEqual(16 * 40)
+      }
+  })
+
   it('lists ASCII graphemes as Intl.Segmenter does', () => {
     const text = 'plain ASCII, with punctuation: ~!@#$%^&*()_+{}|;\'<>?,./"'
     const fromSegmenter = [...getSegmenter().segment(text)].map(({ segment, index }) => ({
