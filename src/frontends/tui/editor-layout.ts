@@ -75,7 +75,7 @@ export class WrapMemo {
 
   /**
    * The new wrap of `line`: the previous chunks that end before the edit are kept; then, for an
-   * edit before the end of the line, windows of a few widths are wrapped one after another from
+   * edit before the end of the line, windows growing from two widths are wrapped one after another from
    * the last kept start until a chunk starts, past the edit, on a start the previous wrap had
    * (shifted by what the edit added): from there the line's rest is the previous line's rest,
    * which wraps as it did (both are restart points), so the previous chunks are taken. A
@@ -103,8 +103,10 @@ export class WrapMemo {
       const editEnd =
         line.length - commonSuffixLength(old, line, Math.min(old.length, line.length) - same)
       const delta = line.length - old.length
-      for (;;) {
-        const end = Math.max(from, editEnd) + 4 * width + 8
+      // Two widths past the edit first, twice as far each time after: the breaks usually fall
+      // back within a line or two, and a text where they never do costs about two whole wraps.
+      for (let reach = 2 * width + 8; ; reach *= 2) {
+        const end = Math.max(from, editEnd) + reach
         if (end >= line.length) break
         const window = line.slice(from, end)
         this.charactersWrapped += window.length
