@@ -5,7 +5,7 @@
  * of such a frame (bench B6, docs/decisions/0085). What the editor draws depends on its text,
  * cursor, scroll, focus, width, the terminal's height and its border colour; while completions
  * are shown it is drawn afresh every frame. Its graphemes are listed without `Intl.Segmenter`
- * when the text is printable ASCII (a keystroke's layout allocated ~0.8 KB per character of the
+ * where the text is printable ASCII (a keystroke's layout allocated ~0.8 KB per character of the
  * edited line through it, bench B7).
  *
  * A keystroke's own work is kept to about the editor's width, whatever the length of the line
@@ -22,7 +22,6 @@ import {
   graphemesOf,
   type LayoutLine,
   layoutText as layoutEditorText,
-  SIMPLE_TEXT,
   WrapMemo,
 } from './editor-layout.js'
 
@@ -81,10 +80,11 @@ export class CachedEditor extends Editor {
       typeof own.insertCharacter === 'function'
     if (!this.isPatched) return
     // pi-tui's private `segment` (each keystroke and each layout list the graphemes of the
-    // edited line): for printable ASCII each character is one, so they are listed without
-    // `Intl.Segmenter`, which costs ~0.5 µs and ~110 bytes per character.
+    // edited line): `Intl.Segmenter` costs ~0.5 µs and ~110 bytes per character, so it runs
+    // only around characters that are not printable ASCII. Text that may hold a paste marker
+    // goes to pi-tui's, which keeps markers whole.
     const segment = own.segment.bind(this)
-    own.segment = (text) => (SIMPLE_TEXT.test(text) ? graphemesOf(text) : segment(text))
+    own.segment = (text) => (text.includes('[paste #') ? segment(text) : graphemesOf(text))
     // pi-tui's private `layoutText`: the same lines, with long lines' wraps kept (0087).
     const layoutText = own.layoutText.bind(this)
     own.layoutText = (width) => {

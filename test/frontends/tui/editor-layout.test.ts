@@ -86,14 +86,48 @@ describe('WrapMemo', () => {
       }
   })
 
-  it('lists ASCII graphemes as Intl.Segmenter does', () => {
-    const text = 'plain ASCII, with punctuation: ~!@#$%^&*()_+{}|;\'<>?,./"'
-    const fromSegmenter = [...getSegmenter().segment(text)].map(({ segment, index }) => ({
-      segment,
-      index,
-    }))
-    expect(graphemesOf(text).map(({ segment, index }) => ({ segment, index }))).toEqual(
-      fromSegmenter,
+  it('lists graphemes as Intl.Segmenter does, running it only around non-ASCII text', () => {
+    // Characters of every grapheme-break class next to ASCII: combining marks, a prepended
+    // sign, regional indicators, joiners and modifiers, Hangul jamo, an Indic conjunct,
+    // controls and a lone surrogate.
+    const character = fc.oneof(
+      { weight: 6, arbitrary: fc.constantFrom('a', ' ', '1', '#', '*', '~', '[', ']') },
+      fc.constantFrom(
+        '\u0301',
+        '\u0600',
+        '\u{1F1EB}',
+        '\u{1F1F7}',
+        '\u200d',
+        '\u{1F468}',
+        '\u{1F3FD}',
+        '\ufe0f',
+        '\u20e3',
+        '\u1100',
+        '\u1161',
+        '\u11a8',
+        '\u0915',
+        '\u094d',
+        '\u0937',
+        '\u0903',
+        '漢',
+        'é',
+        '\t',
+        '\x7f',
+        '\ud800',
+      ),
+    )
+    fc.assert(
+      fc.property(fc.array(character, { maxLength: 40 }), (characters) => {
+        const text = characters.join('')
+        const expected = [...getSegmenter().segment(text)].map(({ segment, index }) => ({
+          segment,
+          index,
+        }))
+        expect(graphemesOf(text).map(({ segment, index }) => ({ segment, index }))).toEqual(
+          expected,
+        )
+      }),
+      { numRuns: 5000 },
     )
   })
 })
