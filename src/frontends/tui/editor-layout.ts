@@ -106,6 +106,9 @@ export class WrapMemo {
    * with paste markers (a window may cut one) or a grapheme wider than the width.
    */
   private rewrap(previous: Wrap | undefined, line: string, width: number, segment: Segment): Wrap {
+    // Searching the line also makes V8 flatten it (the editor builds it by concatenation), which
+    // the character loops below need: on an unflattened string each read is a runtime call.
+    const mayHoldMarkers = line.includes('[paste #')
     let kept = 0
     let same = 0
     if (previous !== undefined) {
@@ -118,7 +121,7 @@ export class WrapMemo {
     }
     const chunks = previous?.chunks.slice(0, kept) ?? []
     let from = kept === 0 ? 0 : (previous?.chunks[kept]?.startIndex ?? 0)
-    if (previous !== undefined && !line.includes('[paste #')) {
+    if (previous !== undefined && !mayHoldMarkers) {
       const old = previous.line
       const editEnd =
         line.length - commonSuffixLength(old, line, Math.min(old.length, line.length) - same)
@@ -152,8 +155,8 @@ export class WrapMemo {
     const rest = from === 0 ? line : line.slice(from)
     this.charactersWrapped += rest.length
     // What wordWrapLine does first, before the graphemes are listed: a line that fits is one
-    // chunk.
-    if (visibleWidth(rest) <= width) {
+    // chunk. (A longer one may fit too, with zero-width characters: wordWrapLine says so.)
+    if (rest.length <= 2 * width && visibleWidth(rest) <= width) {
       pushShifted(chunks, [{ text: rest, startIndex: 0, endIndex: rest.length }], from)
       return { line, width, chunks, isRestartable: true }
     }
