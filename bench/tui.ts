@@ -30,6 +30,7 @@ import {
   type TranscriptModel,
 } from '../src/frontends/view/transcript-model.js'
 import type { SessionEvent } from '../src/index.js'
+import { random } from './fixtures.js'
 import { cpuMs, fmt, median, type Row, wallMs } from './measure.js'
 import { threadCpuClock, threadMs } from './thread-cpu.js'
 
@@ -242,11 +243,13 @@ function keystrokeCosts(floor: () => void): { screen: Screen; rows: Row[] } {
         small.frame()
       }),
     )
-  // The same kind of line, prose, typed into at its start: the wrap after the edit is redone
-  // until it falls back onto the previous one (decision 0087).
-  const prose =
-    'Lorem ipsum dolor sit amet, consectetur adipiscing elit, sed do eiusmod tempor incididunt ut labore et dolore magna aliqua. '
-  small.editor.setText(`é${prose.repeat(16)}`)
+  // The same kind of line, prose (seeded words of 1–12 letters), typed into at its start: the
+  // wrap after the edit is redone until it falls back onto the previous one (decision 0087).
+  const next = random(7)
+  const words = Array.from({ length: 330 }, () =>
+    'lorem ipsum'.slice(0, 1 + Math.floor(next() * 11)),
+  )
+  small.editor.setText(`é ${words.join(' ')}`.slice(0, 2000))
   small.editor.handleInput('\x1b[H')
   small.frame()
   const startKeys: number[] = []
