@@ -5,7 +5,7 @@
  * length of the line being typed (bench B7, docs/decisions/0087).
  */
 import { type TextChunk, wordWrapLine } from '@mariozechner/pi-tui/dist/components/editor.js'
-import { getSegmenter, visibleWidth } from '@mariozechner/pi-tui/dist/utils.js'
+import { getSegmenter, isWhitespaceChar, visibleWidth } from '@mariozechner/pi-tui/dist/utils.js'
 
 /** A grapheme as pi-tui's editor reads one from `Intl.Segmenter`. */
 export type Grapheme = { readonly segment: string; readonly index: number; readonly input: string }
@@ -135,7 +135,7 @@ export class WrapMemo {
         this.charactersWrapped += window.length
         const graphemes = [...segment(window)]
         if (!fitsWidth(graphemes, width)) break
-        const wrapped = wordWrapLine(window, width, graphemes as unknown as Intl.SegmentData[])
+        const wrapped = wrapGraphemes(window, width, graphemes)
         if (wrapped.length < 3) break
         for (let index = 1; index < wrapped.length - 1; index++) {
           const at = from + (wrapped[index] as TextChunk).startIndex
@@ -161,9 +161,87 @@ export class WrapMemo {
       return { line, width, chunks, isRestartable: true }
     }
     const graphemes = [...segment(rest)]
-    pushShifted(chunks, wordWrapLine(rest, width, graphemes as unknown as Intl.SegmentData[]), from)
+    pushShifted(chunks, wrapGraphemes(rest, width, graphemes), from)
     return { line, width, chunks, isRestartable: fitsWidth(graphemes, width) }
   }
+}
+
+/** pi-tui's paste marker, one grapheme in its editor (`isPasteMarker` in pi-tui's editor.js). */
+const PASTE_MARKER = /^\[paste #(\d+)( (\+\d+ lines|\d+ chars))?\]$/
+const isPasteMarker = (segment: string) => segment.length >= 10 && PASTE_MARKER.test(segment)
+
+/**
+ * pi-tui's `wordWrapLine` (pinned 0.73.1) with the line's width summed from its graphemes'
+ * widths: pi-tui measures the whole line first with `visibleWidth`, which for text that is not
+ * all ASCII runs `Intl.Segmenter` over it again (~1 µs a character). The same greedy wrap
+ * otherwise; property tests check it against pi-tui's after every edit.
+ */
+function wrapGraphemes(line: string, maxWidth: number, segments: readonly Grapheme[]): TextChunk[] {
+  if (!line || maxWidth <= 0) return [{ text: '', startIndex: 0, endIndex: 0 }]
+  const widths = segments.map((segment) => visibleWidth(segment.segment))
+  let lineWidth = 0
+  for (const width of widths) lineWidth += width
+  if (lineWidth <= maxWidth) return [{ text: line, startIndex: 0, endIndex: line.length }]
+  const chunks: TextChunk[] = []
+  let currentWidth = 0
+  let chunkStart = 0
+  // A wrap opportunity: after the last whitespace before a non-whitespace grapheme.
+  let wrapOppIndex = -1
+  let wrapOppWidth = 0
+  for (let i = 0; i < segments.length; i++) {
+    const segment = segments[i] as Grapheme
+    const grapheme = segment.segment
+    const graphemeWidth = widths[i] as number
+    const charIndex = segment.index
+    const isWhitespace = !isPasteMarker(grapheme) && isWhitespaceChar(grapheme)
+    if (currentWidth + graphemeWidth > maxWidth) {
+      if (wrapOppIndex >= 0 && currentWidth - wrapOppWidth + graphemeWidth <= maxWidth) {
+        chunks.push({
+          text: line.slice(chunkStart, wrapOppIndex),
+          startIndex: chunkStart,
+          endIndex: wrapOppIndex,
+        })
+        chunkStart = wrapOppIndex
+        currentWidth -= wrapOppWidth
+      } else if (chunkStart < charIndex) {
+        chunks.push({
+          text: line.slice(chunkStart, charIndex),
+          startIndex: chunkStart,
+          endIndex: charIndex,
+        })
+        chunkStart = charIndex
+        currentWidth = 0
+      }
+      wrapOppIndex = -1
+    }
+    if (graphemeWidth > maxWidth) {
+      // One grapheme wider than the line (a paste marker in a narrow editor): pi-tui splits it.
+      const parts = wordWrapLine(grapheme, maxWidth)
+      for (const part of parts.slice(0, -1))
+        chunks.push({
+          text: part.text,
+          startIndex: charIndex + part.startIndex,
+          endIndex: charIndex + part.endIndex,
+        })
+      const last = parts[parts.length - 1] as TextChunk
+      chunkStart = charIndex + last.startIndex
+      currentWidth = visibleWidth(last.text)
+      wrapOppIndex = -1
+      continue
+    }
+    currentWidth += graphemeWidth
+    const next = segments[i + 1]
+    if (
+      isWhitespace &&
+      next !== undefined &&
+      (isPasteMarker(next.segment) || !isWhitespaceChar(next.segment))
+    ) {
+      wrapOppIndex = next.index
+      wrapOppWidth = currentWidth
+    }
+  }
+  chunks.push({ text: line.slice(chunkStart), startIndex: chunkStart, endIndex: line.length })
+  return chunks
 }
 
 /** Appends `from` to `into`, their indices moved by `by`. */
