@@ -245,6 +245,9 @@ export class App {
       return true
     }
     if (this.panelSelection !== undefined && this.handlePanelKey(data)) return true
+    // A printable character is none of the keys below (all control keys or escape sequences):
+    // it goes to the editor without a dozen key parses (bench B7, docs/decisions/0087).
+    if (isPrintableCharacter(data)) return false
     const agent = this.runtime?.agent
     if (
       (matchesKey(data, 'shift+tab') || matchesKey(data, 'alt+up')) &&
@@ -674,6 +677,13 @@ export class App {
     const transcriptHeight = Math.max(0, height - bottom.length)
     return [...this.view.render(width, transcriptHeight), ...bottom].slice(-height)
   }
+}
+
+/** One printable ASCII character, as typed on a legacy or kitty keyboard alike. */
+function isPrintableCharacter(data: string): boolean {
+  if (data.length !== 1) return false
+  const code = data.charCodeAt(0)
+  return code >= 0x20 && code <= 0x7e
 }
 
 function textOf(data: UserMessageData | undefined): string {
