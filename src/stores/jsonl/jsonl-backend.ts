@@ -3,10 +3,22 @@
  * (the header line, then one event per line), `meta.json` (for `list`) and the writer lease
  * files. Large payloads live in `<dir>/blobs/`. See docs/log-format.md.
  */
-import { mkdir, open, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises'
+
+import { isAscii } from 'node:buffer'
+import {
+  type FileHandle,
+  mkdir,
+  open,
+  readdir,
+  readFile,
+  rename,
+  rm,
+  stat,
+  writeFile,
+} from 'node:fs/promises'
 import { join } from 'node:path'
 import { LogCorruptError, type SessionHeader } from '../../core/index.js'
-import type { Backend, StoredRecord } from '../backend.js'
+import type { Backend, CopiedLines, StoredRecord } from '../backend.js'
 import { createBlobStore } from '../blob-store.js'
 import { sessionExists, sessionNotFound, storeFailure } from '../errors.js'
 import { syncDirectory } from '../fs-sync.js'
@@ -65,13 +77,15 @@ export async function createJsonlBackend(
     if (!(await exists(id))) throw sessionNotFound(id, url)
   }
 
-  /** Creates the directory and lease, then the log holding `header` and `body`, durably. */
+  /**
+   * Creates the directory and lease, then the log holding `header` and what `body` writes
+   * after it (from byte `start`), durably. When `body` returns undefined, nothing is kept.
+   */
   async function createWith(
     header: SessionHeader,
-    body: (log: Awaited<ReturnType<typeof open>>) => Promise<number>,
-    eventCount: number,
+    body: (log: FileHandle, start: number) => Promise<Copied | undefined>,
     updatedAt: number,
-  ): Promise<Lease> {
+  ): Promise<{ lease: Lease; eventCount: number } | undefined> {
     const directory = directoryOf(header.id)
     try {
       await mkdir(directory)
@@ -80,28 +94,51 @@ export async function createJsonlBackend(
       throw storeFailure(`cannot create the session directory ${directory}`, error)
     }
     const lease = await acquireLeaseFile(directory, header.id)
+    let copied: Copied | undefined
     try {
       const log = await open(logOf(header.id), 'wx')
       try {
         const headerLine = Buffer.from(`${JSON.stringify(header)}\n`, 'utf8')
-        await log.write(headerLine)
-        const copied = await body(log)
-        await log.datasync()
-        if (counters) {
-          counters.syncs++
-          counters.bytesWritten += headerLine.length + copied
+        // The header and the copy are written at their offsets, so the copy's writes may run
+        // in any order (and beside its reads).
+        const write = log.write(headerLine, 0, headerLine.length, 0)
+        copied = await body(log, headerLine.length)
+        await write
+        if (copied) {
+          await log.datasync()
+          if (counters) {
+            counters.syncs++
+            counters.bytesWritten += headerLine.length + copied.bytes
+          }
         }
       } finally {
         await log.close()
       }
-      await writeMeta(metaOf(header.id), { header, eventCount, updatedAt })
-      await syncDirectory(directory, counters)
-      await syncDirectory(sessionsDirectory, counters)
-      return lease
+      if (copied) {
+        await writeMeta(metaOf(header.id), { header, eventCount: copied.events, updatedAt })
+        await syncDirectory(directory, counters)
+        await syncDirectory(sessionsDirectory, counters)
+        return { lease, eventCount: copied.events }
+      }
     } catch (error) {
       await lease.release()
       throw storeFailure(`cannot create session ${header.id} in ${directory}`, error)
     }
+    // The body refused the copy: no session is left behind (without its log, the directory
+    // would be none anyway, see `exists`).
+    await rm(logOf(header.id), { force: true })
+    await lease.release()
+    await rm(directory, { recursive: true, force: true })
+    return undefined
+  }
+
+  /** `createWith`, for a body that always completes. */
+  async function createLeased(
+    header: SessionHeader,
+    body: (log: FileHandle, start: number) => Promise<Copied>,
+    updatedAt: number,
+  ): Promise<Lease> {
+    return (await createWith(header, body, updatedAt))!.lease
   }
 
   return {
@@ -111,7 +148,8 @@ export async function createJsonlBackend(
     locate: (id, line) => `${logOf(id)}:${line}`,
     exists,
     ids,
-    create: (header) => createWith(header, async () => 0, 0, header.createdAt),
+    create: (header) =>
+      createLeased(header, async () => ({ bytes: 0, events: 0 }), header.createdAt),
     async acquire(id) {
       await mustExist(id)
       return acquireLeaseFile(directoryOf(id), id)
@@ -167,13 +205,31 @@ export async function createJsonlBackend(
     },
     async copyPrefix(sourceId, header, throughSeq, position) {
       const sourcePath = logOf(sourceId)
-      const headerText = await readFirstLine(sourcePath)
-      const from = Buffer.byteLength(headerText ?? '', 'utf8') + 1
+      const from = await eventsStart(sourcePath)
       const to = throughSeq < 0 || position === undefined ? from : position
+      return createLeased(
+        header,
+        async (log, start) => ({
+          bytes: await copyRange({ sourcePath, from, to, target: log, at: start }),
+          events: throughSeq + 1,
+        }),
+        header.createdAt,
+      )
+    },
+    async copyInspected(sourceId, header, options) {
+      const sourcePath = logOf(sourceId)
+      const from = await eventsStart(sourcePath)
       return createWith(
         header,
-        (log) => copyRange(sourcePath, from, to, log),
-        throughSeq + 1,
+        (log, start) =>
+          copyLines({
+            sourcePath,
+            from,
+            lines: options.throughSeq === undefined ? undefined : options.throughSeq + 1,
+            target: log,
+            at: start,
+            inspect: options.inspect,
+          }),
         header.createdAt,
       )
     },
@@ -224,42 +280,168 @@ export async function createJsonlBackend(
   }
 }
 
+/** What a create copied: bytes after the header, and the events they hold. */
+type Copied = { readonly bytes: number; readonly events: number }
+
+/** Where the first event line of a log starts: after its header line. */
+async function eventsStart(path: string): Promise<number> {
+  const headerText = await readFirstLine(path)
+  return Buffer.byteLength(headerText ?? '', 'utf8') + 1
+}
+
 /**
- * Copies bytes `[from, to)` of `sourcePath` to the end of `target`; returns the count. The
- * next chunk is read while the current one is written (two buffers), so the copy costs about
- * the larger of the reads and the writes, not their sum (B11).
+ * Keeps `promise` in `all` (awaited before the file handles close) and returns it. It is
+ * marked handled: a failure that lands before its turn to be awaited is reported then.
  */
-async function copyRange(
-  sourcePath: string,
-  from: number,
-  to: number,
-  target: Awaited<ReturnType<typeof open>>,
-): Promise<number> {
-  const source = await open(sourcePath, 'r')
-  const size = Math.min(4 * 1024 * 1024, Math.max(to - from, 1))
-  let buffers = [Buffer.allocUnsafe(size), Buffer.allocUnsafe(size)] as const
-  const readAt = (buffer: Buffer, offset: number) =>
-    source.read(buffer, 0, Math.min(buffer.length, to - offset), offset)
-  let offset = from
-  let reading = offset < to ? readAt(buffers[0], offset) : undefined
+function settled<T>(all: Promise<unknown>[], promise: Promise<T>): Promise<T> {
+  all.push(promise)
+  promise.catch(() => {
+    // Reported where the promise is awaited (or by `Promise.all` below).
+  })
+  return promise
+}
+
+/** Bytes per read of a copy; three buffers of it are in flight (read, scanned, written). */
+const COPY_CHUNK = 1024 * 1024
+
+/** Writes all of `buffer[0, length)` at `position` of `target`. */
+async function writeAt(
+  target: FileHandle,
+  buffer: Buffer,
+  length: number,
+  position: number,
+): Promise<void> {
+  for (let written = 0; written < length; ) {
+    const { bytesWritten } = await target.write(
+      buffer,
+      written,
+      length - written,
+      position + written,
+    )
+    written += bytesWritten
+  }
+}
+
+/**
+ * Copies bytes `[from, to)` of `sourcePath` into `target` at byte `at`; returns the count.
+ * The next chunk is read while the current one is written, so the copy costs about the larger
+ * of the reads and the writes, not their sum (B11).
+ */
+async function copyRange(options: {
+  readonly sourcePath: string
+  readonly from: number
+  readonly to: number
+  readonly target: FileHandle
+  readonly at: number
+}): Promise<number> {
+  const copied = await copyLines({
+    ...options,
+    lines: undefined,
+    size: options.to,
+    inspect: undefined,
+  })
+  return copied?.bytes ?? 0
+}
+
+/**
+ * Copies the lines of `sourcePath` from byte `from` (a line start) into `target` at byte
+ * `at`, reading each byte once: the first `lines` lines (all complete ones when undefined),
+ * handed to `inspect` first, when given, a chunk's lines at a time. Reads run one chunk ahead
+ * and writes behind (at their offsets, in the thread pool) while the main thread inspects the
+ * current chunk. A torn last line is not copied. Undefined when `inspect` refuses or the file
+ * holds fewer than `lines` lines; then some bytes may have been written, and the caller
+ * discards `target`.
+ */
+async function copyLines(options: {
+  readonly sourcePath: string
+  readonly from: number
+  readonly lines: number | undefined
+  readonly target: FileHandle
+  readonly at: number
+  /** Copy only bytes below this offset (raw: no lines are looked for), else the file's size. */
+  readonly size?: number
+  readonly inspect: ((lines: CopiedLines) => boolean) | undefined
+}): Promise<Copied | undefined> {
+  const { from, target, at, inspect } = options
+  const source = await open(options.sourcePath, 'r')
+  const reads: Promise<unknown>[] = []
+  const writes: Promise<unknown>[] = []
   try {
-    while (reading) {
+    const size = options.size ?? (await source.stat()).size
+    const chunk = Math.max(1, Math.min(COPY_CHUNK, size - from))
+    const buffers = [0, 1, 2].map(() => Buffer.allocUnsafe(chunk))
+    const pendingWrites: (Promise<void> | undefined)[] = [undefined, undefined, undefined]
+    const readAt = async (index: number, offset: number) => {
+      // A buffer is read into again only once its last write has finished.
+      await pendingWrites[index]
+      return source.read(buffers[index]!, 0, Math.min(chunk, size - offset), offset)
+    }
+    let index = 0
+    let offset = from
+    let reading = offset < size ? settled(reads, readAt(0, offset)) : undefined
+    /** Offset just past the last complete line taken (the end of the copy). */
+    let complete = from
+    let lines = 0
+    /** Bytes of the current line from earlier chunks (copies: the buffers are reused). */
+    let spill: Buffer[] = []
+    let isDone = false
+    const batch = { bytes: buffers[0]!, starts: [0], ends: [0], positions: [0], isAscii: false }
+    while (reading && !isDone) {
       const { bytesRead } = await reading
       if (bytesRead === 0) break
+      const buffer = buffers[index]!
+      const chunkStart = offset
+      const current = index
       offset += bytesRead
-      const current = buffers[0]
-      buffers = [buffers[1], buffers[0]]
-      reading = offset < to ? readAt(buffers[0], offset) : undefined
-      let written = 0
-      while (written < bytesRead) {
-        const result = await target.write(current, written, bytesRead - written)
-        written += result.bytesWritten
-      }
+      index = (index + 1) % buffers.length
+      reading = offset < size ? settled(reads, readAt(index, offset)) : undefined
+      let length = bytesRead
+      if (inspect) {
+        const view = buffer.subarray(0, bytesRead)
+        let start = 0
+        batch.bytes = view
+        batch.isAscii = isAscii(view)
+        batch.starts.length = 0
+        batch.ends.length = 0
+        batch.positions.length = 0
+        for (let newline = view.indexOf(10); newline >= 0; newline = view.indexOf(10, start)) {
+          const end = chunkStart + newline + 1
+          if (spill.length > 0) {
+            // A line begun in an earlier chunk goes alone, joined, before this chunk's lines.
+            spill.push(view.subarray(0, newline))
+            const joined = Buffer.concat(spill)
+            spill = []
+            const alone = { bytes: joined, starts: [0], ends: [joined.length], positions: [end] }
+            if (!inspect({ ...alone, isAscii: false })) return undefined
+          } else {
+            batch.starts.push(start)
+            batch.ends.push(newline)
+            batch.positions.push(end)
+          }
+          complete = end
+          start = newline + 1
+          if (++lines === options.lines) {
+            isDone = true
+            length = start
+            break
+          }
+        }
+        if (batch.positions.length > 0 && !inspect(batch)) return undefined
+        if (!isDone && start < bytesRead) spill.push(Buffer.from(view.subarray(start)))
+      } else complete = offset
+      pendingWrites[current] = settled(
+        writes,
+        writeAt(target, buffer, length, at + (chunkStart - from)),
+      )
     }
-    return offset - from
+    await Promise.all(writes)
+    if (options.lines !== undefined && lines < options.lines) return undefined
+    // The bytes of a torn last line were written with their chunk: cut them off.
+    if (offset > complete && inspect && !isDone) await target.truncate(at + (complete - from))
+    return { bytes: complete - from, events: lines }
   } finally {
-    // A write failed with a read in flight: let it settle before closing its handle.
-    await reading?.catch(() => {})
+    // A failure with reads or writes in flight: let them settle before closing the handle.
+    await Promise.allSettled([...reads, ...writes])
     await source.close()
   }
 }
