@@ -105,6 +105,9 @@ export async function createJsonlBackend(
         copied = await body(log, headerLine.length)
         await write
         if (copied) {
+          // Metadata first: the log's sync then commits the directory entries made so far in
+          // the same journal commit (on ext4), and the directory syncs below find little left.
+          await writeMeta(metaOf(header.id), { header, eventCount: copied.events, updatedAt })
           await log.datasync()
           if (counters) {
             counters.syncs++
@@ -115,7 +118,6 @@ export async function createJsonlBackend(
         await log.close()
       }
       if (copied) {
-        await writeMeta(metaOf(header.id), { header, eventCount: copied.events, updatedAt })
         await syncDirectory(directory, counters)
         await syncDirectory(sessionsDirectory, counters)
         return { lease, eventCount: copied.events }
