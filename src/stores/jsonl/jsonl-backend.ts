@@ -304,7 +304,7 @@ function settled<T>(all: Promise<unknown>[], promise: Promise<T>): Promise<T> {
 }
 
 /** Bytes per read of a copy; three buffers of it are in flight (read, scanned, written). */
-const COPY_CHUNK = 1024 * 1024
+const COPY_CHUNK = 4 * 1024 * 1024
 
 /** Writes all of `buffer[0, length)` at `position` of `target`. */
 async function writeAt(
