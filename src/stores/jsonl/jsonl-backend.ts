@@ -304,7 +304,7 @@ function settled<T>(all: Promise<unknown>[], promise: Promise<T>): Promise<T> {
 }
 
 /** Bytes per read of a copy; three buffers of it are in flight (read, scanned, written). */
-const COPY_CHUNK = 4 * 1024 * 1024
+const COPY_CHUNK = 2 * 1024 * 1024
 
 /** Writes all of `buffer[0, length)` at `position` of `target`. */
 async function writeAt(
@@ -371,12 +371,14 @@ async function copyLines(options: {
   try {
     const size = options.size ?? (await source.stat()).size
     const chunk = Math.max(1, Math.min(COPY_CHUNK, size - from))
-    const buffers = [0, 1, 2].map(() => Buffer.allocUnsafe(chunk))
+    // Allocated when first read into: a log within one chunk needs one buffer.
+    const buffers: Buffer[] = []
     const pendingWrites: (Promise<void> | undefined)[] = [undefined, undefined, undefined]
     const readAt = async (index: number, offset: number) => {
       // A buffer is read into again only once its last write has finished.
       await pendingWrites[index]
-      return source.read(buffers[index]!, 0, Math.min(chunk, size - offset), offset)
+      buffers[index] ??= Buffer.allocUnsafe(chunk)
+      return source.read(buffers[index], 0, Math.min(chunk, size - offset), offset)
     }
     let index = 0
     let offset = from
@@ -387,7 +389,13 @@ async function copyLines(options: {
     /** Bytes of the current line from earlier chunks (copies: the buffers are reused). */
     let spill: Buffer[] = []
     let isDone = false
-    const batch = { bytes: buffers[0]!, starts: [0], ends: [0], positions: [0], isAscii: false }
+    const batch: {
+      bytes: Buffer
+      starts: number[]
+      ends: number[]
+      positions: number[]
+      isAscii: boolean
+    } = { bytes: Buffer.alloc(0), starts: [0], ends: [0], positions: [0], isAscii: false }
     while (reading && !isDone) {
       const { bytesRead } = await reading
       if (bytesRead === 0) break
@@ -395,7 +403,7 @@ async function copyLines(options: {
       const chunkStart = offset
       const current = index
       offset += bytesRead
-      index = (index + 1) % buffers.length
+      index = (index + 1) % pendingWrites.length
       reading = offset < size ? settled(reads, readAt(index, offset)) : undefined
       let length = bytesRead
       if (inspect) {
