@@ -579,9 +579,7 @@ async function forking(directory: string, full: boolean): Promise<Row[]> {
         db.transaction(() => copy.run(`copy-${copies++}`, id, atSeq)).immediate()
       }
       sameTableFloor = async () => {
-        db.pragma('temp_store = MEMORY')
         db.transaction(() => copyHere.run(`copy-${copies++}`, id, atSeq)).immediate()
-        db.pragma('temp_store = DEFAULT')
       }
       closeFloor = () => db.close()
     }

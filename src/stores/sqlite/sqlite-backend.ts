@@ -163,20 +163,6 @@ export function createSqliteBackend(path: string, counters: StoreCounters | unde
     )
   }
 
-  /**
-   * Runs a fork's copy of rows. SQLite reads rows inserted into the table they come from
-   * through a temporary copy, kept in memory here rather than in a temp file (the setting can
-   * only change outside a transaction).
-   */
-  function forking<T>(work: () => T): T {
-    db.pragma('temp_store = MEMORY')
-    try {
-      return work()
-    } finally {
-      db.pragma('temp_store = DEFAULT')
-    }
-  }
-
   function commit<T>(what: string, work: () => T): T {
     try {
       const result = db.transaction(work).immediate()
@@ -324,37 +310,33 @@ export function createSqliteBackend(path: string, counters: StoreCounters | unde
       }
     },
     async copyPrefix(sourceId, header, throughSeq) {
-      return forking(() =>
-        commit(`cannot fork session ${sourceId}`, () => {
-          // The child is indexed for search when a search runs, like any append.
-          insertSession(header, throughSeq + 1)
-          statements.copyEvents.run(header.id, sourceId, throughSeq)
-          return takeLease(header.id)
-        }),
-      )
+      return commit(`cannot fork session ${sourceId}`, () => {
+        // The child is indexed for search when a search runs, like any append.
+        insertSession(header, throughSeq + 1)
+        statements.copyEvents.run(header.id, sourceId, throughSeq)
+        return takeLease(header.id)
+      })
     },
     async copyInspected(sourceId, header, options) {
       // The kept rows are read and copied in one transaction, so the rows inspected are the
       // rows copied; nothing is written when `inspect` refuses.
-      return forking(() =>
-        commit(`cannot fork session ${sourceId}`, () => {
-          const last = options.throughSeq ?? Number.MAX_SAFE_INTEGER
-          let count = 0
-          for (let first = 0; first <= last; first += KEPT_PAGE_ROWS) {
-            const through = Math.min(last, first + KEPT_PAGE_ROWS - 1)
-            const page = reading(() => statements.keptPage.get(sourceId, first, through), sourceId)
-            if (!page?.bytes || page.count === 0) break
-            const lines = linesOf(page.bytes, first)
-            if (lines.positions.length !== page.count || !options.inspect(lines)) return undefined
-            count += page.count
-            if (page.count < through - first + 1) break
-          }
-          if (options.throughSeq !== undefined && count !== options.throughSeq + 1) return undefined
-          insertSession(header, count)
-          statements.copyEvents.run(header.id, sourceId, count - 1)
-          return { lease: takeLease(header.id), eventCount: count }
-        }),
-      )
+      return commit(`cannot fork session ${sourceId}`, () => {
+        const last = options.throughSeq ?? Number.MAX_SAFE_INTEGER
+        let count = 0
+        for (let first = 0; first <= last; first += KEPT_PAGE_ROWS) {
+          const through = Math.min(last, first + KEPT_PAGE_ROWS - 1)
+          const page = reading(() => statements.keptPage.get(sourceId, first, through), sourceId)
+          if (!page?.bytes || page.count === 0) break
+          const lines = linesOf(page.bytes, first)
+          if (lines.positions.length !== page.count || !options.inspect(lines)) return undefined
+          count += page.count
+          if (page.count < through - first + 1) break
+        }
+        if (options.throughSeq !== undefined && count !== options.throughSeq + 1) return undefined
+        insertSession(header, count)
+        statements.copyEvents.run(header.id, sourceId, count - 1)
+        return { lease: takeLease(header.id), eventCount: count }
+      })
     },
     readCheckpoint: async (id) => reading(() => statements.readCheckpoint.get(id), id)?.body,
     async writeCheckpoint(id, text) {
