@@ -32,19 +32,16 @@ import { encodeEvents, envelopeLine } from './codec.js'
 import { checkForWrite, invariantViolation, repairHint } from './event-check.js'
 import { followLog } from './follow.js'
 import { readJsonl } from './jsonl-import.js'
+import { createKeptScanner, type KeptScanResult, scanKept, sumKept } from './kept-scan.js'
 import type { Lease } from './lease.js'
 import { DEFAULT_LIST_LIMIT } from './listing.js'
 import {
   type Covered,
-  createKeptScanner,
-  type KeptScanResult,
   type LoadedTail,
   loadEvents,
   loadHeader,
   loadTail,
   readCovered,
-  scanKept,
-  sumKept,
 } from './log-loader.js'
 import { scanSearch } from './scan-search.js'
 import { queryWords } from './search-text.js'
