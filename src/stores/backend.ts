@@ -39,6 +39,8 @@ export type CopiedLines = {
   readonly positions: readonly number[]
   /** Every byte of the records is ASCII. */
   readonly isAscii: boolean
+  /** A buffer the inspector may overwrite during the call, when the backend has one spare. */
+  readonly scratch?: Buffer
 }
 
 /** The header as stored, still to be parsed and checked. */

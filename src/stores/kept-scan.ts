@@ -120,14 +120,17 @@ export function createKeptScanner(): KeptScanner {
  * newlines) in a scratch buffer and summed in one call, not one per line.
  */
 function createLinesChecksum(): (lines: CopiedLines, previous: number) => number {
-  let scratch = Buffer.allocUnsafe(0)
+  let own: Buffer = Buffer.allocUnsafe(0)
   return (lines, previous) => {
     const count = lines.positions.length
     if (count === 0) return previous
     const { bytes, starts, ends } = lines
     const first = starts[0]!
     const span = ends[count - 1]! - first
-    if (scratch.length < span) scratch = Buffer.allocUnsafe(Math.max(span, 64 * 1024))
+    // The backend's spare buffer if it has one (used during this call only), else our own.
+    if (own.length < span && !(lines.scratch && lines.scratch.length >= span))
+      own = Buffer.allocUnsafe(Math.max(span, 64 * 1024))
+    const scratch = lines.scratch && lines.scratch.length >= span ? lines.scratch : own
     scratch.set(new Uint8Array(bytes.buffer, bytes.byteOffset + first, span))
     let joined = ends[0]! - first
     for (let index = 1; index < count; index++) {

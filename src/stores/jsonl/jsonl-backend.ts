@@ -27,7 +27,7 @@ import { checkSessionId } from '../session-id.js'
 import type { SessionListing, StoreCounters } from '../store.js'
 import { openJsonlWriter } from './jsonl-writer.js'
 import { acquireLeaseFile } from './lease-file.js'
-import { type Copied, copyLines, copyRange } from './line-copy.js'
+import { type Copied, copyLines, copyRange, createBufferPool } from './line-copy.js'
 import { type Line, readFirstLine, readLines } from './line-reader.js'
 import { readMeta, writeMeta } from './meta-file.js'
 
@@ -46,6 +46,7 @@ export async function createJsonlBackend(
   } catch (error) {
     throw storeFailure(`cannot create the JSONL store directory ${sessionsDirectory}`, error)
   }
+  const pool = createBufferPool()
   const directoryOf = (id: string) => join(sessionsDirectory, id)
   const logOf = (id: string) => join(sessionsDirectory, id, LOG)
   const metaOf = (id: string) => join(sessionsDirectory, id, META)
@@ -212,7 +213,7 @@ export async function createJsonlBackend(
       return createLeased(
         header,
         async (log, start) => ({
-          bytes: await copyRange({ sourcePath, from, to, target: log, at: start }),
+          bytes: await copyRange({ sourcePath, from, to, target: log, at: start, pool }),
           events: throughSeq + 1,
         }),
         header.createdAt,
@@ -231,6 +232,7 @@ export async function createJsonlBackend(
             target: log,
             at: start,
             inspect: options.inspect,
+            pool,
           }),
         header.createdAt,
       )

@@ -22,6 +22,35 @@ function settled<T>(all: Promise<unknown>[], promise: Promise<T>): Promise<T> {
   return promise
 }
 
+/**
+ * Copy buffers kept for the next copy: forks often follow each other (a script, a bench), and
+ * fresh buffers cost page faults and garbage collection each time. Dropped a second after the
+ * last copy, so an idle store holds none.
+ */
+export type BufferPool = {
+  /** A buffer of `size` bytes (pooled when it is a whole chunk). */
+  take(size: number): Buffer
+  give(buffers: readonly Buffer[]): void
+}
+
+export function createBufferPool(): BufferPool {
+  let spare: Buffer[] = []
+  let release: ReturnType<typeof setTimeout> | undefined
+  return {
+    take: (size) => (size === COPY_CHUNK ? spare.pop() : undefined) ?? Buffer.allocUnsafe(size),
+    give(buffers) {
+      for (const buffer of buffers)
+        if (buffer.length === COPY_CHUNK && spare.length < 4) spare.push(buffer)
+      if (release) clearTimeout(release)
+      release = setTimeout(() => {
+        spare = []
+        release = undefined
+      }, 1000)
+      release.unref()
+    },
+  }
+}
+
 /** Bytes per read of a copy; three buffers of it are in flight (read, scanned, written). */
 const COPY_CHUNK = 2 * 1024 * 1024
 
@@ -49,6 +78,7 @@ async function writeAt(
  * of the reads and the writes, not their sum (B11).
  */
 export async function copyRange(options: {
+  readonly pool: BufferPool
   readonly sourcePath: string
   readonly from: number
   readonly to: number
@@ -82,21 +112,23 @@ export async function copyLines(options: {
   /** Copy only bytes below this offset (raw: no lines are looked for), else the file's size. */
   readonly size?: number
   readonly inspect: ((lines: CopiedLines) => boolean) | undefined
+  readonly pool: BufferPool
 }): Promise<Copied | undefined> {
-  const { from, target, at, inspect } = options
+  const { from, target, at, inspect, pool } = options
   const source = await open(options.sourcePath, 'r')
   const reads: Promise<unknown>[] = []
   const writes: Promise<unknown>[] = []
+  /** Taken from the pool when first needed, given back at the end: a small log needs one. */
+  const buffers: Buffer[] = []
+  let scratch: Buffer | undefined
   try {
     const size = options.size ?? (await source.stat()).size
     const chunk = Math.max(1, Math.min(COPY_CHUNK, size - from))
-    // Allocated when first read into: a log within one chunk needs one buffer.
-    const buffers: Buffer[] = []
     const pendingWrites: (Promise<void> | undefined)[] = [undefined, undefined, undefined]
     const readAt = async (index: number, offset: number) => {
       // A buffer is read into again only once its last write has finished.
       await pendingWrites[index]
-      buffers[index] ??= Buffer.allocUnsafe(chunk)
+      buffers[index] ??= pool.take(chunk)
       return source.read(buffers[index], 0, Math.min(chunk, size - offset), offset)
     }
     let index = 0
@@ -114,6 +146,7 @@ export async function copyLines(options: {
       ends: number[]
       positions: number[]
       isAscii: boolean
+      scratch?: Buffer
     } = { bytes: Buffer.alloc(0), starts: [0], ends: [0], positions: [0], isAscii: false }
     while (reading && !isDone) {
       const { bytesRead } = await reading
@@ -130,6 +163,7 @@ export async function copyLines(options: {
         let start = 0
         batch.bytes = view
         batch.isAscii = isAscii(view)
+        batch.scratch = scratch ??= pool.take(chunk)
         batch.starts.length = 0
         batch.ends.length = 0
         batch.positions.length = 0
@@ -171,6 +205,7 @@ export async function copyLines(options: {
   } finally {
     // A failure with reads or writes in flight: let them settle before closing the handle.
     await Promise.allSettled([...reads, ...writes])
+    pool.give(scratch ? [...buffers, scratch] : buffers)
     await source.close()
   }
 }
