@@ -4,14 +4,13 @@
  * processes cannot both win it. Readers use their own WAL snapshot and never wait for a writer.
  * Large payloads live in `<path>.blobs/`.
  */
-import { isAscii } from 'node:buffer'
 import { randomUUID } from 'node:crypto'
 import { mkdirSync } from 'node:fs'
 import { dirname } from 'node:path'
 import { setImmediate as yieldToEventLoop } from 'node:timers/promises'
 import Database from 'better-sqlite3'
 import { LogCorruptError, SessionBusyError, type SessionHeader } from '../../core/index.js'
-import type { Backend, CopiedLines, StoredRecord } from '../backend.js'
+import type { Backend, StoredRecord } from '../backend.js'
 import { createBlobStore } from '../blob-store.js'
 import { sessionExists, sessionNotFound, storeFailure } from '../errors.js'
 import { currentHolder, isHolderAlive, type Lease } from '../lease.js'
@@ -22,8 +21,6 @@ import { prepareDatabase } from './sqlite-schema.js'
 import { createSqliteSearch } from './sqlite-search.js'
 import { createWalSync, type WalSync } from './wal-sync.js'
 
-/** Rows per page of a fork's scan of the kept rows (about 2 MiB of typical events). */
-const KEPT_PAGE_ROWS = 2000
 /** Rows per read, between event-loop turns (about 1 MiB of typical events). */
 const PAGE_ROWS = 1000
 /**
@@ -85,13 +82,6 @@ export function createSqliteBackend(path: string, counters: StoreCounters | unde
     ),
     copyEvents: db.prepare(
       'INSERT INTO events (session_id, seq, line) SELECT ?, seq, line FROM events WHERE session_id = ? AND seq <= ?',
-    ),
-    // A fork's scan reads a page of lines as one value: their bytes joined by newlines (as a
-    // JSONL file holds them), without a JavaScript string or Buffer per row. In the order the
-    // key is walked; no ORDER BY, which would sort the page again: the scan refuses any line
-    // whose seq is not the next one (log-loader.ts), so an order it does not expect is caught.
-    keptPage: db.prepare<[string, number, number], { bytes: Buffer | null; count: number }>(
-      'SELECT CAST(group_concat(line, char(10)) AS BLOB) AS bytes, count(*) AS count FROM events WHERE session_id = ? AND seq >= ? AND seq <= ?',
     ),
     lease: db.prepare<[string], { pid: number; host: string }>(
       'SELECT pid, host FROM leases WHERE session_id = ?',
@@ -317,27 +307,6 @@ export function createSqliteBackend(path: string, counters: StoreCounters | unde
         return takeLease(header.id)
       })
     },
-    async copyInspected(sourceId, header, options) {
-      // The kept rows are read and copied in one transaction, so the rows inspected are the
-      // rows copied; nothing is written when `inspect` refuses.
-      return commit(`cannot fork session ${sourceId}`, () => {
-        const last = options.throughSeq ?? Number.MAX_SAFE_INTEGER
-        let count = 0
-        for (let first = 0; first <= last; first += KEPT_PAGE_ROWS) {
-          const through = Math.min(last, first + KEPT_PAGE_ROWS - 1)
-          const page = reading(() => statements.keptPage.get(sourceId, first, through), sourceId)
-          if (!page?.bytes || page.count === 0) break
-          const lines = linesOf(page.bytes, first)
-          if (lines.positions.length !== page.count || !options.inspect(lines)) return undefined
-          count += page.count
-          if (page.count < through - first + 1) break
-        }
-        if (options.throughSeq !== undefined && count !== options.throughSeq + 1) return undefined
-        insertSession(header, count)
-        statements.copyEvents.run(header.id, sourceId, count - 1)
-        return { lease: takeLease(header.id), eventCount: count }
-      })
-    },
     readCheckpoint: async (id) => reading(() => statements.readCheckpoint.get(id), id)?.body,
     async writeCheckpoint(id, text) {
       commit(`cannot write the checkpoint of ${describe(id)}`, () => {
@@ -397,21 +366,4 @@ function damaged(error: unknown, location: string, id?: string): LogCorruptError
     `the SQLite database is damaged (${(error as Error).message}); ${id ? `run \`rudder sessions repair ${id}\` to copy every readable event into a new session, or ` : ''}restore the file from a backup`,
     { cause: error },
   )
-}
-
-/** The lines of a page of rows joined by newlines, the first being seq `first`. */
-function linesOf(bytes: Buffer, first: number): CopiedLines {
-  const starts: number[] = []
-  const ends: number[] = []
-  const positions: number[] = []
-  let start = 0
-  for (let newline = bytes.indexOf(10); ; newline = bytes.indexOf(10, start)) {
-    const end = newline < 0 ? bytes.length : newline
-    starts.push(start)
-    ends.push(end)
-    positions.push(first + positions.length)
-    if (newline < 0) break
-    start = newline + 1
-  }
-  return { bytes, starts, ends, positions, isAscii: isAscii(bytes) }
 }
