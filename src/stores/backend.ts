@@ -27,6 +27,22 @@ export type StoredRecord =
       readonly position: number
     }
 
+/**
+ * Complete records read by a byte copy (`Backend.copyInspected`), in order: record `i` is
+ * `bytes[starts[i], ends[i])` (UTF-8, without its newline) and ends at `positions[i]` in the
+ * backend's terms (`StoredRecord.position`). Valid only during the call it is passed to.
+ */
+export type CopiedLines = {
+  readonly bytes: Buffer
+  readonly starts: readonly number[]
+  readonly ends: readonly number[]
+  readonly positions: readonly number[]
+  /** Every byte of the records is ASCII. */
+  readonly isAscii: boolean
+  /** A buffer the inspector may overwrite during the call, when the backend has one spare. */
+  readonly scratch?: Buffer
+}
+
 /** The header as stored, still to be parsed and checked. */
 export type StoredHeader = { readonly text: string; readonly location: string }
 
@@ -102,6 +118,23 @@ export interface Backend {
     throughSeq: number,
     position: number | undefined,
   ): Promise<Lease>
+  /**
+   * `copyPrefix` for a cut whose position is not known, reading the kept records once (B11,
+   * decision 0069): creates session `header.id` holding a byte-exact copy of the source's
+   * events `[0..throughSeq]` (through the last complete record when `throughSeq` is
+   * undefined) and takes its lease, handing the records copied to `inspect` in order, a batch
+   * at a time, before anything is made durable. When `inspect` returns false or the log ends before
+   * `throughSeq`, nothing is left behind and this returns undefined. Throws what
+   * `copyPrefix` throws. Optional: without it the store scans `records` and then copies.
+   */
+  copyInspected?(
+    sourceId: string,
+    header: SessionHeader,
+    options: {
+      readonly throughSeq: number | undefined
+      readonly inspect: (lines: CopiedLines) => boolean
+    },
+  ): Promise<{ readonly lease: Lease; readonly eventCount: number } | undefined>
   list(options: Required<Pick<ListOptions, 'limit'>> & ListOptions): Promise<SessionListing[]>
   /** Removes a session's log, metadata and index entries; the caller holds its lease. */
   remove(id: string): Promise<void>

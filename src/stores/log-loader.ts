@@ -3,6 +3,7 @@
  * (envelope, type, data, invariants), so the events handed to a live session are exactly what
  * was appended and form a valid log (an open last turn allowed).
  */
+
 import {
   createLogChecker,
   deepFreeze,
@@ -380,84 +381,4 @@ function checkedLine(text: string, seq: number): DecodedLine | undefined {
     // Not an event envelope.
     return undefined
   }
-}
-
-/** What a fork needs of the kept events `[0..cut]`, read off their envelopes (`scanKept`). */
-export type KeptScan = {
-  /** Where the record of the cut ends. */
-  readonly position: number
-  readonly checksum: number
-  readonly characters: number
-  /** The number of the last turn started, and the seq of a turn open at the cut, if any. */
-  readonly lastTurn: number
-  readonly openTurnSeq: number | undefined
-  /** The projection's state at the cut (`ProjectionState`). */
-  readonly projection: ProjectionState
-}
-
-/**
- * Reads the records `[0..cut]` of session `id` for a fork without checking them again (the
- * store wrote and checked them, decision 0067): their checksum, where the cut ends, the turn
- * structure at the cut and where the projection starts, from each envelope's `type` (parsing
- * only turn starts and compactions). Undefined when the log ends before the cut or a record is
- * not in the form this store writes: the caller then reads and checks the events.
- */
-export async function scanKept(
-  backend: Backend,
-  id: string,
-  cut: number | undefined,
-): Promise<(KeptScan & { readonly lastSeq: number }) | undefined> {
-  let seq = 0
-  let position = 0
-  let checksum = 0
-  let characters = 0
-  let lastTurn = 0
-  let openTurnSeq: number | undefined
-  let from = 0
-  let headerSeq: number | undefined
-  for await (const batch of backend.records(id, cut === undefined ? {} : { throughSeq: cut })) {
-    for (const record of batch) {
-      // A torn last line is no event: the log ends before it.
-      if (record.kind === 'torn') break
-      const { text } = record
-      const type = envelopeType(text, seq)
-      if (type === undefined) return undefined
-      checksum = checksumOf(text, checksum)
-      characters += text.length
-      position = record.position
-      if (type === 'turn/start') {
-        const turn = (JSON.parse(text) as { data?: { turn?: unknown } }).data?.turn
-        if (typeof turn !== 'number') return undefined
-        lastTurn = turn
-        openTurnSeq = seq
-      } else if (type === 'turn/end') openTurnSeq = undefined
-      else if (type === 'request/header') headerSeq = seq
-      else if (type === 'compaction') {
-        const kept = (JSON.parse(text) as { data?: { firstKeptSeq?: unknown } }).data?.firstKeptSeq
-        if (typeof kept !== 'number') return undefined
-        from = kept
-      }
-      seq++
-    }
-  }
-  if (cut !== undefined && seq !== cut + 1) return undefined
-  return {
-    lastSeq: seq - 1,
-    position,
-    checksum,
-    characters,
-    lastTurn,
-    openTurnSeq,
-    projection: { from, ...(headerSeq === undefined ? {} : { headerSeq }) },
-  }
-}
-
-/** The type of a stored line as `envelopeLine` writes it (`{"seq":N,"time":T,"type":"…"`). */
-function envelopeType(text: string, seq: number): string | undefined {
-  const head = `{"seq":${seq},"time":`
-  if (!text.startsWith(head)) return undefined
-  const at = text.indexOf(',"type":"', head.length)
-  if (at < 0) return undefined
-  const end = text.indexOf('"', at + 9)
-  return end < 0 ? undefined : text.slice(at + 9, end)
 }

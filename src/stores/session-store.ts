@@ -32,6 +32,7 @@ import { encodeEvents, envelopeLine } from './codec.js'
 import { checkForWrite, invariantViolation, repairHint } from './event-check.js'
 import { followLog } from './follow.js'
 import { readJsonl } from './jsonl-import.js'
+import { createKeptScanner, type KeptScanResult, scanKept, sumKept } from './kept-scan.js'
 import type { Lease } from './lease.js'
 import { DEFAULT_LIST_LIMIT } from './listing.js'
 import {
@@ -41,7 +42,6 @@ import {
   loadHeader,
   loadTail,
   readCovered,
-  scanKept,
 } from './log-loader.js'
 import { scanSearch } from './scan-search.js'
 import { queryWords } from './search-text.js'
@@ -404,7 +404,12 @@ export function createSessionStore(backend: Backend, options: StoreOptions = {})
     const position = cut < 0 ? undefined : open.writer.positionOf(cut)
     if (basis && cut === basis.throughSeq && !fold.openTurn && position !== undefined) {
       const header = childHeader(source, cut)
-      const lease = await backend.copyPrefix(source.id, header, cut, position)
+      // Where the backend can, the bytes are read once as they are copied and checked against
+      // what the source wrote (its checksum and where the cut ends): a log changed behind the
+      // open source is refused, not copied (decision 0069).
+      const lease = backend.copyInspected
+        ? await copyChecked(source.id, header, cut, { position, checksum: basis.checksum })
+        : await backend.copyPrefix(source.id, header, cut, position)
       return startSession({
         header,
         events: [],
@@ -456,31 +461,29 @@ export function createSessionStore(backend: Backend, options: StoreOptions = {})
   ): Promise<StoredSession> {
     const id = source.id
     const boundaries = known ?? (await readCheckpoint(id))?.checker.boundaries
-    let scan = await scanKept(backend, id, atSeq)
+    const isScanEnough = !checkInvariants || boundaries !== undefined
+    // One pass: the kept bytes are copied and scanned as they are read (decision 0069).
+    const isOnePass = isScanEnough && backend.copyInspected !== undefined && atSeq !== undefined
+    if (isOnePass) {
+      const header = childHeader(source, atSeq)
+      const copied = await copyScanned(id, header, atSeq)
+      if (copied) {
+        const { scan, lease } = copied
+        if (scan.openTurnSeq === undefined) return startScanned(header, scan, lease, boundaries)
+        await discardChild(header.id, lease)
+        throw openTurnAt(id, atSeq, scan)
+      }
+    }
+    // After a refused one-pass copy, a scan would refuse the same records: read and check.
+    let scan = isScanEnough && !isOnePass ? await scanKept(backend, id, atSeq) : undefined
     if (scan && atSeq === undefined && scan.openTurnSeq !== undefined)
       scan = await scanKept(backend, id, scan.openTurnSeq - 1)
     const end = scan?.lastSeq ?? -1
-    if (scan && end >= 0 && (!checkInvariants || (boundaries && boundaries.length > end))) {
-      if (scan.openTurnSeq !== undefined)
-        throw new RudderError(
-          'OPEN_TURN',
-          `cannot fork session ${id} at seq ${end}: it is inside turn ${scan.lastTurn} (open from seq ${scan.openTurnSeq}); fork at seq ${scan.openTurnSeq - 1} (before the turn) or at the seq of a later turn/end`,
-        )
+    if (scan && end >= 0) {
+      if (scan.openTurnSeq !== undefined) throw openTurnAt(id, end, scan)
       const header = childHeader(source, end)
-      const checker: LogCheckerState = {
-        nextSeq: end + 1,
-        fold: { lastTurn: scan.lastTurn, openTurn: undefined, step: undefined },
-        boundaries: (boundaries ?? new Uint8Array(end + 1)).slice(0, end + 1),
-      }
       const lease = await backend.copyPrefix(id, header, end, scan.position)
-      return startSession({
-        header,
-        events: [],
-        lease,
-        ...(checkInvariants ? { checker: createLogChecker({ allowOpenTurn: true }, checker) } : {}),
-        resumed: { ...scan, throughSeq: end, checker },
-        stored: scan,
-      })
+      return startScanned(header, scan, lease, boundaries)
     }
     const loaded = await loadEvents(backend, id, {
       trusted: true,
@@ -498,6 +501,100 @@ export function createSessionStore(backend: Backend, options: StoreOptions = {})
       // The copy is the bytes read: what the loader summed is the child's log exactly.
       ...(loaded.events.length === cut + 1 ? { stored: loaded } : {}),
     })
+  }
+
+  /**
+   * Copies the kept records `[0..cut]` with `backend.copyInspected`, scanning them on the way
+   * (`createKeptScanner`). Undefined, with nothing left behind, when a record is not in the
+   * form this store writes or the log ends before the cut: the caller then reads and checks.
+   */
+  async function copyScanned(
+    sourceId: string,
+    header: SessionHeader,
+    cut: number,
+  ): Promise<{ readonly scan: KeptScanResult; readonly lease: Lease } | undefined> {
+    const scanner = createKeptScanner()
+    const copied = await backend.copyInspected!(sourceId, header, {
+      throughSeq: cut,
+      inspect: (lines) => scanner.addLines(lines),
+    })
+    if (!copied) return undefined
+    const scan = scanner.result(cut)
+    if (scan) return { scan, lease: copied.lease }
+    await discardChild(header.id, copied.lease)
+    return undefined
+  }
+
+  /**
+   * Copies the kept records `[0..cut]` of a source open here, whose checksum of them (if
+   * known) and where the cut ends it knows, summing the bytes as they are copied. Bytes that
+   * differ (the log was changed behind the open source) are refused with `LogCorruptError`,
+   * and the child is removed (decision 0069).
+   */
+  async function copyChecked(
+    sourceId: string,
+    header: SessionHeader,
+    cut: number,
+    expected: { readonly position: number; readonly checksum: number | undefined },
+  ): Promise<Lease> {
+    const sum = sumKept()
+    const copied = await backend.copyInspected!(sourceId, header, {
+      throughSeq: cut,
+      inspect: (lines) => sum.addLines(lines),
+    })
+    const found = sum.result()
+    const reason = !copied
+      ? `it ends at seq ${found.lastSeq}`
+      : found.position !== expected.position
+        ? `the record of seq ${cut} ends at ${found.position}, not at ${expected.position}`
+        : expected.checksum !== undefined && found.checksum !== expected.checksum
+          ? `the records through seq ${cut} are not the ones written`
+          : undefined
+    if (copied && reason === undefined) return copied.lease
+    if (copied) await discardChild(header.id, copied.lease)
+    throw new LogCorruptError(
+      backend.describe(sourceId),
+      `cannot fork session ${sourceId} at seq ${cut}: its log changed after it was opened (${reason}); nothing was copied. Close the session and open it again to check the whole log (if that fails too, ${repairHint(sourceId)})`,
+    )
+  }
+
+  /** Removes a child made by a fork that is refused after its copy. */
+  async function discardChild(id: string, lease: Lease): Promise<void> {
+    try {
+      await backend.remove(id)
+    } finally {
+      await lease.release()
+    }
+  }
+
+  /** Starts a child whose kept records were scanned, not read (it reads them on demand). */
+  function startScanned(
+    header: SessionHeader,
+    scan: KeptScanResult,
+    lease: Lease,
+    boundaries: Uint8Array | undefined,
+  ): Promise<StoredSession> {
+    const end = scan.lastSeq
+    const checker: LogCheckerState = {
+      nextSeq: end + 1,
+      fold: { lastTurn: scan.lastTurn, openTurn: undefined, step: undefined },
+      boundaries: (boundaries ?? new Uint8Array(end + 1)).slice(0, end + 1),
+    }
+    return startSession({
+      header,
+      events: [],
+      lease,
+      ...(checkInvariants ? { checker: createLogChecker({ allowOpenTurn: true }, checker) } : {}),
+      resumed: { ...scan, throughSeq: end, checker },
+      stored: scan,
+    })
+  }
+
+  function openTurnAt(id: string, cut: number, scan: KeptScanResult): RudderError {
+    return new RudderError(
+      'OPEN_TURN',
+      `cannot fork session ${id} at seq ${cut}: it is inside turn ${scan.lastTurn} (open from seq ${scan.openTurnSeq}); fork at seq ${scan.openTurnSeq! - 1} (before the turn) or at the seq of a later turn/end`,
+    )
   }
 
   /** `checkerOver`, yielding to the event loop between slices so I/O in flight moves on. */

@@ -3,7 +3,18 @@
  * (the header line, then one event per line), `meta.json` (for `list`) and the writer lease
  * files. Large payloads live in `<dir>/blobs/`. See docs/log-format.md.
  */
-import { mkdir, open, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises'
+
+import {
+  type FileHandle,
+  mkdir,
+  open,
+  readdir,
+  readFile,
+  rename,
+  rm,
+  stat,
+  writeFile,
+} from 'node:fs/promises'
 import { join } from 'node:path'
 import { LogCorruptError, type SessionHeader } from '../../core/index.js'
 import type { Backend, StoredRecord } from '../backend.js'
@@ -16,6 +27,7 @@ import { checkSessionId } from '../session-id.js'
 import type { SessionListing, StoreCounters } from '../store.js'
 import { openJsonlWriter } from './jsonl-writer.js'
 import { acquireLeaseFile } from './lease-file.js'
+import { type Copied, copyLines, copyRange, createBufferPool } from './line-copy.js'
 import { type Line, readFirstLine, readLines } from './line-reader.js'
 import { readMeta, writeMeta } from './meta-file.js'
 
@@ -34,6 +46,7 @@ export async function createJsonlBackend(
   } catch (error) {
     throw storeFailure(`cannot create the JSONL store directory ${sessionsDirectory}`, error)
   }
+  const pool = createBufferPool()
   const directoryOf = (id: string) => join(sessionsDirectory, id)
   const logOf = (id: string) => join(sessionsDirectory, id, LOG)
   const metaOf = (id: string) => join(sessionsDirectory, id, META)
@@ -65,13 +78,15 @@ export async function createJsonlBackend(
     if (!(await exists(id))) throw sessionNotFound(id, url)
   }
 
-  /** Creates the directory and lease, then the log holding `header` and `body`, durably. */
+  /**
+   * Creates the directory and lease, then the log holding `header` and what `body` writes
+   * after it (from byte `start`), durably. When `body` returns undefined, nothing is kept.
+   */
   async function createWith(
     header: SessionHeader,
-    body: (log: Awaited<ReturnType<typeof open>>) => Promise<number>,
-    eventCount: number,
+    body: (log: FileHandle, start: number) => Promise<Copied | undefined>,
     updatedAt: number,
-  ): Promise<Lease> {
+  ): Promise<{ lease: Lease; eventCount: number } | undefined> {
     const directory = directoryOf(header.id)
     try {
       await mkdir(directory)
@@ -80,28 +95,53 @@ export async function createJsonlBackend(
       throw storeFailure(`cannot create the session directory ${directory}`, error)
     }
     const lease = await acquireLeaseFile(directory, header.id)
+    let copied: Copied | undefined
     try {
       const log = await open(logOf(header.id), 'wx')
       try {
         const headerLine = Buffer.from(`${JSON.stringify(header)}\n`, 'utf8')
-        await log.write(headerLine)
-        const copied = await body(log)
-        await log.datasync()
-        if (counters) {
-          counters.syncs++
-          counters.bytesWritten += headerLine.length + copied
+        // The header and the copy are written at their offsets, so the copy's writes may run
+        // in any order (and beside its reads).
+        const write = log.write(headerLine, 0, headerLine.length, 0)
+        copied = await body(log, headerLine.length)
+        await write
+        if (copied) {
+          // Metadata first: the log's sync then commits the directory entries made so far in
+          // the same journal commit (on ext4), and the directory syncs below find little left.
+          await writeMeta(metaOf(header.id), { header, eventCount: copied.events, updatedAt })
+          await log.datasync()
+          if (counters) {
+            counters.syncs++
+            counters.bytesWritten += headerLine.length + copied.bytes
+          }
         }
       } finally {
         await log.close()
       }
-      await writeMeta(metaOf(header.id), { header, eventCount, updatedAt })
-      await syncDirectory(directory, counters)
-      await syncDirectory(sessionsDirectory, counters)
-      return lease
+      if (copied) {
+        await syncDirectory(directory, counters)
+        await syncDirectory(sessionsDirectory, counters)
+        return { lease, eventCount: copied.events }
+      }
     } catch (error) {
       await lease.release()
       throw storeFailure(`cannot create session ${header.id} in ${directory}`, error)
     }
+    // The body refused the copy: no session is left behind (without its log, the directory
+    // would be none anyway, see `exists`).
+    await rm(logOf(header.id), { force: true })
+    await lease.release()
+    await rm(directory, { recursive: true, force: true })
+    return undefined
+  }
+
+  /** `createWith`, for a body that always completes. */
+  async function createLeased(
+    header: SessionHeader,
+    body: (log: FileHandle, start: number) => Promise<Copied>,
+    updatedAt: number,
+  ): Promise<Lease> {
+    return (await createWith(header, body, updatedAt))!.lease
   }
 
   return {
@@ -111,7 +151,8 @@ export async function createJsonlBackend(
     locate: (id, line) => `${logOf(id)}:${line}`,
     exists,
     ids,
-    create: (header) => createWith(header, async () => 0, 0, header.createdAt),
+    create: (header) =>
+      createLeased(header, async () => ({ bytes: 0, events: 0 }), header.createdAt),
     async acquire(id) {
       await mustExist(id)
       return acquireLeaseFile(directoryOf(id), id)
@@ -167,13 +208,32 @@ export async function createJsonlBackend(
     },
     async copyPrefix(sourceId, header, throughSeq, position) {
       const sourcePath = logOf(sourceId)
-      const headerText = await readFirstLine(sourcePath)
-      const from = Buffer.byteLength(headerText ?? '', 'utf8') + 1
+      const from = await eventsStart(sourcePath)
       const to = throughSeq < 0 || position === undefined ? from : position
+      return createLeased(
+        header,
+        async (log, start) => ({
+          bytes: await copyRange({ sourcePath, from, to, target: log, at: start, pool }),
+          events: throughSeq + 1,
+        }),
+        header.createdAt,
+      )
+    },
+    async copyInspected(sourceId, header, options) {
+      const sourcePath = logOf(sourceId)
+      const from = await eventsStart(sourcePath)
       return createWith(
         header,
-        (log) => copyRange(sourcePath, from, to, log),
-        throughSeq + 1,
+        (log, start) =>
+          copyLines({
+            sourcePath,
+            from,
+            lines: options.throughSeq === undefined ? undefined : options.throughSeq + 1,
+            target: log,
+            at: start,
+            inspect: options.inspect,
+            pool,
+          }),
         header.createdAt,
       )
     },
@@ -224,42 +284,8 @@ export async function createJsonlBackend(
   }
 }
 
-/**
- * Copies bytes `[from, to)` of `sourcePath` to the end of `target`; returns the count. The
- * next chunk is read while the current one is written (two buffers), so the copy costs about
- * the larger of the reads and the writes, not their sum (B11).
- */
-async function copyRange(
-  sourcePath: string,
-  from: number,
-  to: number,
-  target: Awaited<ReturnType<typeof open>>,
-): Promise<number> {
-  const source = await open(sourcePath, 'r')
-  const size = Math.min(4 * 1024 * 1024, Math.max(to - from, 1))
-  let buffers = [Buffer.allocUnsafe(size), Buffer.allocUnsafe(size)] as const
-  const readAt = (buffer: Buffer, offset: number) =>
-    source.read(buffer, 0, Math.min(buffer.length, to - offset), offset)
-  let offset = from
-  let reading = offset < to ? readAt(buffers[0], offset) : undefined
-  try {
-    while (reading) {
-      const { bytesRead } = await reading
-      if (bytesRead === 0) break
-      offset += bytesRead
-      const current = buffers[0]
-      buffers = [buffers[1], buffers[0]]
-      reading = offset < to ? readAt(buffers[0], offset) : undefined
-      let written = 0
-      while (written < bytesRead) {
-        const result = await target.write(current, written, bytesRead - written)
-        written += result.bytesWritten
-      }
-    }
-    return offset - from
-  } finally {
-    // A write failed with a read in flight: let it settle before closing its handle.
-    await reading?.catch(() => {})
-    await source.close()
-  }
+/** Where the first event line of a log starts: after its header line. */
+async function eventsStart(path: string): Promise<number> {
+  const headerText = await readFirstLine(path)
+  return Buffer.byteLength(headerText ?? '', 'utf8') + 1
 }

@@ -1,0 +1,198 @@
+/**
+ * Fork by copy (docs/spec.md §9.4, decisions 0018, 0067, 0069): a fork at a middle seq holds
+ * the source's kept records byte for byte and event for event, whether the source is closed
+ * or open, across the chunks a one-pass copy reads them in; a refused fork leaves no child
+ * behind; and a JSONL source whose log changed after it was opened is refused, not copied.
+ */
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { describe, expect, it } from 'vitest'
+import { project, type SessionEvent } from '../../src/index.js'
+import type { Backend } from '../../src/stores/backend.js'
+import type { SessionStore, StoreOptions } from '../../src/stores/index.js'
+import { createSessionStore } from '../../src/stores/session-store.js'
+import { compaction } from '../support/log-builder.js'
+import { allEvents } from '../support/session-events.js'
+import { appendAll, closedTurn } from './support/events.js'
+import {
+  backendOf,
+  FILE_STORE_KINDS,
+  STORE_KINDS,
+  type StoreKind,
+  storeOf,
+  tempDirectory,
+} from './support/stores.js'
+
+/** Every close writes a checkpoint, however small the log (a fork from a closed source uses it). */
+const EVERY_CLOSE: StoreOptions = { checkpointPolicy: { minCharacters: 0 } }
+
+/**
+ * Enough turns that the kept part spans several reads of a copy (over 2 MiB of JSONL, over
+ * 2,000 SQLite rows), so records cross the chunks and pages they are read in.
+ */
+const MANY_TURNS = 360
+
+/** Long prompts with non-ASCII text (accents, an arrow, an astral emoji). */
+const prompt = (turn: number) => `turn ${turn}: ${'déjà vu → 🙂 plain words '.repeat(400)}`
+
+/** Writes a closed session of `turns` turns with a compaction after the first half. */
+async function written(store: SessionStore, turns: number) {
+  const session = await store.create({ title: 'fork source' })
+  for (let turn = 1; turn <= turns; turn++) {
+    appendAll(session, closedTurn(turn, prompt(turn)))
+    // Keeps from the start of turn 3 (each turn is 12 events).
+    if (turn === Math.floor(turns / 2)) appendAll(session, [compaction(24)])
+  }
+  await session.close()
+  const id = session.header.id
+  const opened = await store.open(id)
+  const events = await allEvents(opened)
+  await opened.close()
+  return { id, events }
+}
+
+/** The `turn/end` nearest after the middle of `events`. */
+function middleCut(events: readonly SessionEvent[]): number {
+  for (let seq = Math.floor(events.length / 2); seq < events.length; seq++)
+    if (events[seq]!.type === 'turn/end') return seq
+  throw new Error('no turn end after the middle')
+}
+
+/** The stored lines of session `id`, read through a second backend on the same files. */
+async function storedLines(kind: StoreKind, directory: string, id: string): Promise<string[]> {
+  const backend = await backendOf(kind, directory)
+  const lines: string[] = []
+  try {
+    for await (const batch of backend.records(id))
+      for (const record of batch) if (record.kind === 'line') lines.push(record.text)
+  } finally {
+    await backend.close()
+  }
+  return lines
+}
+
+describe.each(STORE_KINDS)('fork at a middle seq in the %s store', (kind) => {
+  it('holds the kept events of a closed or open source, and reopens from its own checkpoint', async () => {
+    const directory = tempDirectory()
+    const store = await storeOf(kind, directory, EVERY_CLOSE)
+    const { id, events } = await written(store, MANY_TURNS)
+    const cut = middleCut(events)
+    const kept = events.slice(0, cut + 1)
+    for (const isOpen of [false, true]) {
+      const source = isOpen ? await store.open(id) : undefined
+      const child = await store.fork(id, { atSeq: cut })
+      expect(child.header.parent).toEqual({ sessionId: id, seq: cut })
+      expect(child.nextSeq).toBe(cut + 1)
+      expect(await allEvents(child)).toEqual(kept)
+      await child.loadProjection()
+      expect(child.messages()).toEqual(project(kept))
+      await child.close()
+      await source?.close()
+      // The child's checkpoint covers what was copied: reopening reads only past it, and
+      // reading the rest checks it against the checksum the copy summed.
+      const reopened = await store.open(child.header.id)
+      expect(reopened.residentFrom).toBe(cut + 1)
+      await reopened.loadProjection()
+      expect(reopened.messages()).toEqual(project(kept))
+      expect(await allEvents(reopened)).toEqual(kept)
+      await reopened.close()
+    }
+  })
+})
+
+describe.each(FILE_STORE_KINDS)('fork by copy in the %s store', (kind) => {
+  it('copies the kept records byte for byte', async () => {
+    const directory = tempDirectory()
+    const inner = await backendOf(kind, directory)
+    const reads = { records: 0 }
+    // Counts what the store reads through `records`: a one-pass copy reads none.
+    const backend: Backend = {
+      ...inner,
+      async *records(id, range) {
+        for await (const batch of inner.records(id, range)) {
+          reads.records += batch.length
+          yield batch
+        }
+      },
+    }
+    const store = createSessionStore(backend, EVERY_CLOSE)
+    const { id, events } = await written(store, MANY_TURNS)
+    const cut = middleCut(events)
+    reads.records = 0
+    const child = await store.fork(id, { atSeq: cut })
+    await child.close()
+    await store.close()
+    expect(reads.records).toBe(kind === 'jsonl' ? 0 : cut + 1)
+    const source = await storedLines(kind, directory, id)
+    expect(await storedLines(kind, directory, child.header.id)).toEqual(source.slice(0, cut + 1))
+    if (kind === 'jsonl') {
+      // The file itself: the child's header line, then the source's bytes after its own.
+      const bytesOf = (session: string) =>
+        readFileSync(join(directory, 'jsonl', 'sessions', session, 'events.jsonl'))
+      const sourceBytes = bytesOf(id)
+      const childBytes = bytesOf(child.header.id)
+      const afterHeader = (bytes: Buffer) => bytes.subarray(bytes.indexOf(10) + 1)
+      const keptBytes = Buffer.concat(
+        source.slice(0, cut + 1).map((line) => Buffer.from(`${line}\n`)),
+      )
+      expect(afterHeader(childBytes).equals(keptBytes)).toBe(true)
+      expect(afterHeader(sourceBytes).subarray(0, keptBytes.length).equals(keptBytes)).toBe(true)
+    }
+  })
+
+  it('refuses a cut inside a turn or past the end, leaving no child behind', async () => {
+    const directory = tempDirectory()
+    const store = await storeOf(kind, directory, EVERY_CLOSE)
+    const { id, events } = await written(store, 6)
+    const listed = (await store.list()).length
+    await expect(store.fork(id, { atSeq: 13 })).rejects.toMatchObject({ code: 'OPEN_TURN' })
+    await expect(store.fork(id, { atSeq: events.length })).rejects.toMatchObject({
+      code: 'INVALID_INPUT',
+    })
+    expect((await store.list()).length).toBe(listed)
+    if (kind === 'jsonl') expect(readdirSync(join(directory, 'jsonl', 'sessions'))).toEqual([id])
+  })
+})
+
+// JSONL copies by reading the kept bytes, so it can compare them with what the source wrote.
+describe('fork of an open JSONL session', () => {
+  it('refuses to copy an open source whose log changed after it was opened', async () => {
+    const directory = tempDirectory()
+    const store = await storeOf('jsonl', directory, EVERY_CLOSE)
+    const session = await store.create()
+    for (let turn = 1; turn <= 4; turn++) appendAll(session, closedTurn(turn, prompt(turn)))
+    await session.flush()
+    const listed = (await store.list()).length
+    // A letter of a kept prompt changed behind the open session, the length kept: only the
+    // checksum of what it wrote can tell.
+    changeStoredLine(directory, session.header.id, 13, (line) => line.replace('turn 2:', 'turn 9:'))
+    await expect(store.fork(session.header.id)).rejects.toMatchObject({
+      code: 'LOG_CORRUPT',
+      message: expect.stringMatching(/changed after it was opened.*not the ones written/),
+    })
+    // A longer line moves where the cut ends.
+    changeStoredLine(directory, session.header.id, 13, (line) =>
+      line.replace('turn 9:', 'turn 99:'),
+    )
+    await expect(store.fork(session.header.id)).rejects.toMatchObject({
+      code: 'LOG_CORRUPT',
+      message: expect.stringMatching(/changed after it was opened.*ends at/),
+    })
+    expect(readdirSync(join(directory, 'jsonl', 'sessions'))).toEqual([session.header.id])
+    expect((await store.list()).length).toBe(listed)
+    await session.close()
+  })
+})
+
+/** Rewrites the stored line of `seq` of a JSONL session in place, as a hand edit would. */
+function changeStoredLine(
+  directory: string,
+  id: string,
+  seq: number,
+  change: (line: string) => string,
+): void {
+  const path = join(directory, 'jsonl', 'sessions', id, 'events.jsonl')
+  const lines = readFileSync(path, 'utf8').split('\n')
+  lines[seq + 1] = change(lines[seq + 1]!)
+  writeFileSync(path, lines.join('\n'))
+}
