@@ -29,8 +29,8 @@ import type { JsonValue } from './values.js'
 /** Events per batch of `readEvents` from memory. */
 const READ_BATCH = 1024
 
-/** Events projected between two turns of the event loop while loading (about 10 ms of work). */
-const PROJECT_STRETCH = 16_384
+/** Events projected between two turns of the event loop while loading (a few ms of work). */
+const PROJECT_STRETCH = 8_192
 
 /** Called after an event is committed to the session, in seq order, once per event. */
 export type SessionListener = (event: SessionEvent) => void
@@ -180,6 +180,12 @@ export type OpenLiveSessionOptions = {
   readonly history?: SessionHistory
   /** The fold of the events before `fromSeq` (default: the empty log). */
   readonly state?: LogState
+  /**
+   * The fold of the events before `folded.nextSeq`, when the store already folded them (the
+   * checker of a full load): `state()` then folds only the events after it, instead of a
+   * second pass over a long log at open.
+   */
+  readonly folded?: { readonly fold: LogState; readonly nextSeq: number }
   readonly sink?: SessionSink
   /** Check appends against the invariants; only for a session whose whole log is given. */
   readonly checkInvariants?: boolean
@@ -210,6 +216,12 @@ export function openLiveSession(options: OpenLiveSessionOptions): LiveSession {
     throw new RudderError('WRONG_STATE', 'openLiveSession: a partial log needs its projection')
   if (residentFrom > 0 && options.checkInvariants)
     throw new RudderError('WRONG_STATE', 'openLiveSession: invariant checking needs the whole log')
+  const foldedThrough = options.folded?.nextSeq
+  if (
+    foldedThrough !== undefined &&
+    (foldedThrough < residentFrom || foldedThrough > residentFrom + options.events.length)
+  )
+    throw new RudderError('WRONG_STATE', 'openLiveSession: `folded` must end within the events')
   let resident: SessionEvent[] = []
   const eventAt = (seq: number): SessionEvent | undefined => resident[seq - residentFrom]
   // Undefined while the projection waits in `deferred` for `loadProjection`.
@@ -220,8 +232,8 @@ export function openLiveSession(options: OpenLiveSessionOptions): LiveSession {
     ? createLogChecker({ allowOpenTurn: true })
     : undefined
   // The structure is folded on demand, over the resident events not yet folded.
-  let folded = options.state ?? EMPTY_LOG_STATE
-  let foldedTo = residentFrom
+  let folded = options.folded?.fold ?? options.state ?? EMPTY_LOG_STATE
+  let foldedTo = options.folded?.nextSeq ?? residentFrom
   const sink = options.sink
   const listeners = new Set<{ listener: SessionListener; fromSeq: number }>()
   // A copy taken when the set changes, so notifying an event copies nothing.

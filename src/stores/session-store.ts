@@ -293,11 +293,14 @@ export function createSessionStore(backend: Backend, options: StoreOptions = {})
         }
       },
     })
+    const known = checker?.snapshot()
     const session = openLiveSession({
       header,
       events,
       sink,
       now,
+      // The checker folded every event already: crash repair at open reads its fold.
+      ...(known ? { folded: { fold: known.fold, nextSeq: known.nextSeq } } : {}),
       ...(resumed
         ? {
             fromSeq,

@@ -149,3 +149,30 @@ describe('a long log projected on demand', () => {
     expect(session.messages()).toEqual(whole().messages())
   })
 })
+
+describe('a session opened over events a store already folded', () => {
+  it('folds only the events after the fold it is given, and refuses one outside its events', () => {
+    const given = foldLog(LOG.slice(0, 4))
+    const session = openLiveSession({
+      header: { id: 's', formatVersion: 1, createdAt: 0 },
+      events: LOG,
+      folded: { fold: given, nextSeq: 4 },
+    })
+    expect(session.state()).toEqual(foldLog(LOG))
+    // A fold given through the last event is the state: no event is folded again.
+    const trusted = foldLog(LOG.slice(0, 2))
+    const whole = openLiveSession({
+      header: { id: 's', formatVersion: 1, createdAt: 0 },
+      events: LOG,
+      folded: { fold: trusted, nextSeq: LOG.length },
+    })
+    expect(whole.state()).toBe(trusted)
+    expect(() =>
+      openLiveSession({
+        header: { id: 's', formatVersion: 1, createdAt: 0 },
+        events: LOG,
+        folded: { fold: given, nextSeq: LOG.length + 1 },
+      }),
+    ).toThrow(/folded/)
+  })
+})
