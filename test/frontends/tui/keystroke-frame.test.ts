@@ -10,33 +10,24 @@ import { describe, expect, it } from 'vitest'
 import { CachedEditor } from '../../../src/frontends/tui/cached-editor.js'
 import { PacedTUI } from '../../../src/frontends/tui/paced-tui.js'
 import { createTheme } from '../../../src/frontends/tui/theme.js'
+import { fakeTerminal } from './fake-terminal.js'
 
 const COLUMNS = 40
 const ROWS = 12
 
 /** A terminal that keeps what is written (no tty in the way). */
 function recorder(): Terminal & { output: string } {
-  const terminal = {
-    output: '',
-    start: () => {},
-    stop: () => {},
-    drainInput: async () => {},
-    write: (data: string) => {
-      terminal.output += data
-    },
-    columns: COLUMNS,
-    rows: ROWS,
-    kittyProtocolActive: false,
-    moveBy: () => {},
-    hideCursor: () => {},
-    showCursor: () => {},
-    clearLine: () => {},
-    clearFromCursor: () => {},
-    clearScreen: () => {},
-    setTitle: () => {},
-    setProgress: () => {},
-  }
-  return terminal as unknown as Terminal & { output: string }
+  const terminal = Object.assign(
+    fakeTerminal({
+      columns: COLUMNS,
+      rows: ROWS,
+      write: (data) => {
+        terminal.output += data
+      },
+    }),
+    { output: '' },
+  )
+  return terminal
 }
 
 /** What a person sees after `output`: each row's cells with their style, and the cursor. */

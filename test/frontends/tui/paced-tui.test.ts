@@ -2,29 +2,13 @@
  * The App's renderer (docs/decisions/0084): the first frame after a quiet spell is drawn at
  * once, not on a timer; frames after it come at most one per 16 ms, however many are asked for.
  */
-import type { Terminal } from '@mariozechner/pi-tui'
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
 import { FRAME_INTERVAL_MS, PacedTUI } from '../../../src/frontends/tui/paced-tui.js'
+import { fakeTerminal } from './fake-terminal.js'
 
 function screen() {
   const writes: string[] = []
-  const terminal = {
-    start: () => {},
-    stop: () => {},
-    drainInput: async () => {},
-    write: (data: string) => void writes.push(data),
-    columns: 40,
-    rows: 5,
-    kittyProtocolActive: false,
-    moveBy: () => {},
-    hideCursor: () => {},
-    showCursor: () => {},
-    clearLine: () => {},
-    clearFromCursor: () => {},
-    clearScreen: () => {},
-    setTitle: () => {},
-    setProgress: () => {},
-  } as unknown as Terminal
+  const terminal = fakeTerminal({ columns: 40, rows: 5, write: (data) => void writes.push(data) })
   const tui = new PacedTUI(terminal)
   let text = 'first'
   tui.addChild({ render: () => [text], invalidate: () => {} })
