@@ -228,9 +228,15 @@ export function openLiveSession(options: OpenLiveSessionOptions): LiveSession {
   let projector: Projector | undefined = options.projection ? undefined : createProjector(eventAt)
   let deferred = options.projection
   let loading: Promise<void> | undefined
-  const checker: LogChecker | undefined = options.checkInvariants
+  let checker: LogChecker | undefined = options.checkInvariants
     ? createLogChecker({ allowOpenTurn: true })
     : undefined
+  /** The checker over the events taken in, after one it advanced over was not (a refusal). */
+  const rebuildChecker = (): LogChecker => {
+    const rebuilt = createLogChecker({ allowOpenTurn: true })
+    for (const event of resident) rebuilt.record(event)
+    return rebuilt
+  }
   // The structure is folded on demand, over the resident events not yet folded.
   let folded = options.folded?.fold ?? options.state ?? EMPTY_LOG_STATE
   let foldedTo = options.folded?.nextSeq ?? residentFrom
@@ -386,16 +392,24 @@ export function openLiveSession(options: OpenLiveSessionOptions): LiveSession {
     const base = { seq: nextSeq(), time: now(), type, data: frozenData }
     const event = Object.freeze(isCore ? base : { ...base, ignorable: true }) as SessionEvent
     if (checker) {
-      const problems = checker.check(event)
+      // One `record` (check and take in) rather than `check` then `record`: checking is most
+      // of a memory session's append. A refused event was taken in, so the checker is rebuilt
+      // from the events held; refusals are bugs, so that path may be slow.
+      const problems = checker.record(event)
       if (problems.length > 0) {
+        checker = rebuildChecker()
         throw new RudderError(
           'INVARIANT_VIOLATION',
           `cannot append "${type}": ${problems.map((p) => `${p.message} [${p.rule}]`).join('; ')}`,
         )
       }
     }
-    sink?.write(event)
-    checker?.record(event)
+    try {
+      sink?.write(event)
+    } catch (error) {
+      if (checker) checker = rebuildChecker()
+      throw error
+    }
     resident.push(event)
     projector?.apply(event)
     deliver()
