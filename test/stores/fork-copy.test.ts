@@ -4,10 +4,11 @@
  * or open, across the chunks a one-pass copy reads them in; a refused fork leaves no child
  * behind; and a JSONL source whose log changed after it was opened is refused, not copied.
  */
+import { randomUUID } from 'node:crypto'
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { project, type SessionEvent } from '../../src/index.js'
+import { project, type SessionEvent, type SessionHeader } from '../../src/index.js'
 import type { Backend } from '../../src/stores/backend.js'
 import type { SessionStore, StoreOptions } from '../../src/stores/index.js'
 import { createSessionStore } from '../../src/stores/session-store.js'
@@ -196,3 +197,42 @@ function changeStoredLine(
   lines[seq + 1] = change(lines[seq + 1]!)
   writeFileSync(path, lines.join('\n'))
 }
+
+describe('a JSONL fork cut short', () => {
+  it('writes the child header only after the copy, and an open of a child without it is refused', async () => {
+    const directory = tempDirectory()
+    const store = await storeOf('jsonl', directory, EVERY_CLOSE)
+    const source = await store.create()
+    for (let turn = 1; turn <= 3; turn++) appendAll(source, closedTurn(turn, prompt(turn)))
+    await source.close()
+    const backend = await backendOf('jsonl', directory)
+    const child = { id: randomUUID(), formatVersion: 1, createdAt: 1 } as SessionHeader
+    const logPath = join(directory, 'jsonl', 'sessions', child.id, 'events.jsonl')
+    const headsSeen: string[] = []
+    const copied = await backend.copyInspected!(source.header.id, child, {
+      throughSeq: 23,
+      inspect: () => {
+        headsSeen.push(readFileSync(logPath).subarray(0, 8).toString('latin1'))
+        return true
+      },
+    })
+    expect(copied?.eventCount).toBe(24)
+    // While the events were copied the header's place held nothing: a crash then leaves no
+    // header naming a cut the log does not reach.
+    expect(headsSeen.length).toBeGreaterThan(0)
+    for (const head of headsSeen) expect(head.replaceAll('\0', '')).toBe('')
+    await copied!.lease.release()
+    await backend.close()
+    const done = await store.open(child.id)
+    expect(done.nextSeq).toBe(24)
+    await done.close()
+    // What a crash before the header's write leaves: zeros where the header goes.
+    const bytes = readFileSync(logPath)
+    bytes.fill(0, 0, bytes.indexOf(10) + 1)
+    writeFileSync(logPath, bytes)
+    await expect(store.open(child.id)).rejects.toMatchObject({
+      code: 'LOG_CORRUPT',
+      message: expect.stringMatching(/creation was cut short/),
+    })
+  })
+})

@@ -100,12 +100,16 @@ export async function createJsonlBackend(
       const log = await open(logOf(header.id), 'wx')
       try {
         const headerLine = Buffer.from(`${JSON.stringify(header)}\n`, 'utf8')
-        // The header and the copy are written at their offsets, so the copy's writes may run
-        // in any order (and beside its reads).
-        const write = log.write(headerLine, 0, headerLine.length, 0)
+        // The copy is written after the header's place and made durable before the header is
+        // written: a crash during a fork leaves a log without a header, which opening refuses
+        // (`readHeader`), never a shorter child whose header names a longer cut.
         copied = await body(log, headerLine.length)
-        await write
         if (copied) {
+          if (copied.bytes > 0) {
+            await log.datasync()
+            if (counters) counters.syncs++
+          }
+          await log.write(headerLine, 0, headerLine.length, 0)
           // Metadata first: the log's sync then commits the directory entries made so far in
           // the same journal commit (on ext4), and the directory syncs below find little left.
           await writeMeta(metaOf(header.id), { header, eventCount: copied.events, updatedAt })
@@ -163,7 +167,8 @@ export async function createJsonlBackend(
       const text = await readFirstLine(logOf(id)).catch((error: unknown) => {
         throw storeFailure(`cannot read ${logOf(id)}`, error)
       })
-      if (text === undefined)
+      // No header, or the zeros a fork cut short leaves where its header was to be written.
+      if (text === undefined || text.startsWith('\0'))
         throw new LogCorruptError(
           location,
           `the header line is incomplete (the session's creation was cut short); nothing in it can be recovered, so remove the directory ${directoryOf(id)}`,
