@@ -92,20 +92,25 @@ if (args.length === 1 && (args[0] === '--version' || args[0] === '-v')) {
 
 /**
  * The command line, bundled by `npm run build` (one file per lazily loaded part instead of one
- * per module; bench B10, docs/decisions/0147 and 0136): ES modules (dist/bundle/cli/) when
- * stdin is a terminal, where the TUI may run and reads keys while its modules load; otherwise
+ * per module; bench B10, docs/decisions/0147, 0136 and 0137): ES modules (dist/bundle/cli/)
+ * when the command opens the terminal UI, which reads keys while its modules load; otherwise
  * CommonJS compiled with V8's code cache (dist/bundle/cli-cached/), which needs a Node that can
- * require() an ES module (20.19+). tsc's modules when the bundle is missing or older than them
+ * require() an ES module (20.19+). The CommonJS entry is what tells the two apart. tsc's modules when the bundle is missing or older than them
  * (a build that ran tsc alone), so the command never runs stale code.
  */
 async function loadCli(stdinKind) {
   const url = (path) => new URL(`../dist/${path}`, import.meta.url)
   const builtAt = (path) => statSync(url(path), { throwIfNoEntry: false })?.mtimeMs ?? -1
   const compiledAt = builtAt('frontends/cli/main.js')
-  if (stdinKind !== 'terminal' && process.features.require_module === true) {
+  if (process.features.require_module === true) {
     const cachedAt = builtAt('bundle/cli-cached/main.cjs')
-    if (cachedAt >= 0 && cachedAt >= compiledAt)
-      return requireWithCodeCache(url('bundle/cli-cached/main.cjs'))
+    if (cachedAt >= 0 && cachedAt >= compiledAt) {
+      const cached = await requireWithCodeCache(url('bundle/cli-cached/main.cjs'))
+      // On a terminal the parsed command decides (decision 0137): only the terminal UI needs
+      // the ES build; a task typed in a shell runs with the cache like a piped one.
+      if (stdinKind !== 'terminal' || cached.opensTerminalUi?.(args, process.cwd()) === false)
+        return cached
+    }
   }
   const bundledAt = builtAt('bundle/cli/main.js')
   return import(

@@ -129,6 +129,23 @@ export async function main(args: readonly string[], io: CliIo): Promise<number> 
   }
 }
 
+/**
+ * Whether `args` open the terminal UI when stdin is a terminal: `rudder interactive`, `-i`, or
+ * a run with no task and no `-p` (the rule of `runHeadless`). bin/rudder.js asks, so that only
+ * the UI keeps the ES build and every other run from a terminal gets the code cache (decision
+ * 0137). A command line that does not parse is not the UI's: the run reports it.
+ */
+export function opensTerminalUi(args: readonly string[], cwd: string): boolean {
+  let command: CliCommand
+  try {
+    command = parseCommandLine(args, cwd)
+  } catch {
+    return false
+  }
+  if (command.kind === 'interactive') return true
+  return command.kind === 'run' && command.task.kind === 'none' && !command.options.print
+}
+
 type RunCommand = Extract<CliCommand, { kind: 'run' }>
 
 /**

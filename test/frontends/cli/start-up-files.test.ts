@@ -11,6 +11,7 @@ import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
+import { KEYS, runInTerminal } from '../tui/pty.js'
 import { BIN, cleanEnv } from './run-cli.js'
 
 const scratch = mkdtempSync(join(tmpdir(), 'rudder-start-up-'))
@@ -26,6 +27,22 @@ writeFileSync(
 /** A file of the bundle by name, without its directory and chunk hash. */
 const nameOf = (path: string) =>
   path.replace(/^.*\/dist\/bundle\/cli-cached\//, '').replace(/-[\w-]{8}\.cjs$/, '')
+
+/** The files of the CommonJS bundle named in `text` (the hook's lines), in order. */
+const cachedFilesIn = (text: string) =>
+  text
+    .split(/\r?\n/)
+    .filter((line) => line.startsWith('loaded-file ') && line.includes('/dist/bundle/cli-cached/'))
+    .map((line) => nameOf(line.slice('loaded-file '.length)))
+
+/** Runs the bin with stdin, stdout and stderr on one pseudo-terminal, the hook loaded first. */
+function inTerminal(args: readonly string[]) {
+  return runInTerminal(args, {
+    env: cleanEnv({ NODE_OPTIONS: `--require ${HOOK}` }),
+    cwd: scratch,
+    columns: 400,
+  })
+}
 
 /** The paths of the files of rudder's bundle that a command loads, in order. */
 function bundlePathsLoaded(args: readonly string[]): string[] {
@@ -64,5 +81,28 @@ describe('start-up of the built command line', () => {
     expect(files.length).toBeLessThanOrEqual(8)
     for (const frontEnd of ['app', 'serve-command', 'command', 'bridge'])
       expect(files).not.toContain(frontEnd)
+  })
+
+  // Decision 0137: on a terminal the parsed command picks the build, not stdin's kind.
+  it('on a terminal, --help and a headless task load the cached build; the terminal UI loads the ES build', async () => {
+    const help = inTerminal(['--help'])
+    expect(await help.exited).toBe(0)
+    expect(cachedFilesIn(help.output())).toEqual(['main.cjs', 'cli'])
+
+    const script = join(scratch, 'script-tty.json')
+    writeFileSync(script, JSON.stringify([{ text: 'ready' }, { text: 'ready' }]))
+    const provider = ['--provider', `scripted:${script}`, '--store', 'memory:', '--cwd', scratch]
+    const task = inTerminal([...provider, 'hi'])
+    expect(await task.exited).toBe(0)
+    const taskFiles = cachedFilesIn(task.output())
+    expect(taskFiles).toContain('run-path')
+    expect(taskFiles).not.toContain('app')
+
+    // Only the entry and its argument parser come from the cached build; the UI is ES.
+    const ui = inTerminal(provider)
+    await ui.waitFor(/session \w{8} · (turn \d+ · )?idle/, 'the idle status')
+    ui.type(KEYS.ctrlD)
+    expect(await ui.exited).toBe(0)
+    expect(cachedFilesIn(ui.output())).toEqual(['main.cjs', 'cli'])
   })
 })
