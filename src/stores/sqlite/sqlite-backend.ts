@@ -18,6 +18,7 @@ import { decodeCursor, listingOf } from '../listing.js'
 import type { SessionListing, StoreCounters } from '../store.js'
 import { isValidHeader } from '../stored-shapes.js'
 import { prepareDatabase } from './sqlite-schema.js'
+import { nativeBindingOption } from './native-addon.js'
 import { createSqliteSearch } from './sqlite-search.js'
 import { createWalSync, type WalSync } from './wal-sync.js'
 
@@ -42,7 +43,7 @@ export function createSqliteBackend(path: string, counters: StoreCounters | unde
   let db: Database.Database
   try {
     mkdirSync(dirname(path), { recursive: true })
-    db = new Database(path)
+    db = new Database(path, nativeBindingOption())
     prepareDatabase(db, path)
     // Loads the search table now, so a broken one is reported as damage below.
     db.prepare('SELECT 1 FROM message_fts LIMIT 0').all()
