@@ -1,13 +1,23 @@
 #!/usr/bin/env node
 // The rudder command. `--version` is answered here so it loads nothing else (bench B10).
-import { fstatSync, readFileSync, statSync, writeFileSync } from 'node:fs'
-import { homedir } from 'node:os'
+// CommonJS (bin/package.json): Node starts an ES module main through its ES loader, which
+// costs a start-up a few percent of `node -e 0` (decision 0137).
+'use strict'
+const { fstatSync, readFileSync, statSync, writeFileSync } = require('node:fs')
+const { homedir } = require('node:os')
+const { dirname, join } = require('node:path')
+const { pathToFileURL } = require('node:url')
 
 const args = process.argv.slice(2)
 if (args.length === 1 && (args[0] === '--version' || args[0] === '-v')) {
-  const manifest = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8'))
+  const manifest = JSON.parse(readFileSync(join(__dirname, '..', 'package.json'), 'utf8'))
   process.stdout.write(`rudder ${manifest.version}\n`)
 } else {
+  // An error that escapes ends the run as an uncaught one would: printed, exit code 1.
+  void start()
+}
+
+async function start() {
   // Told from fd 0's type, so a run that reads no stdin never sets up `process.stdin` (a few
   // ms of start-up, bench B10): only a character device other than /dev/null may be a terminal.
   const stdinKind = (() => {
@@ -95,17 +105,18 @@ if (args.length === 1 && (args[0] === '--version' || args[0] === '-v')) {
  * per module; bench B10, docs/decisions/0147, 0136 and 0137): ES modules (dist/bundle/cli/)
  * when the command opens the terminal UI, which reads keys while its modules load; otherwise
  * CommonJS compiled with V8's code cache (dist/bundle/cli-cached/), which needs a Node that can
- * require() an ES module (20.19+). The CommonJS entry is what tells the two apart. tsc's modules when the bundle is missing or older than them
- * (a build that ran tsc alone), so the command never runs stale code.
+ * require() an ES module (20.19+). The CommonJS entry is what tells the two apart. tsc's
+ * modules when the bundle is missing or older than them (a build that ran tsc alone), so the
+ * command never runs stale code.
  */
 async function loadCli(stdinKind) {
-  const url = (path) => new URL(`../dist/${path}`, import.meta.url)
-  const builtAt = (path) => statSync(url(path), { throwIfNoEntry: false })?.mtimeMs ?? -1
+  const dist = join(__dirname, '..', 'dist')
+  const builtAt = (path) => statSync(join(dist, path), { throwIfNoEntry: false })?.mtimeMs ?? -1
   const compiledAt = builtAt('frontends/cli/main.js')
   if (process.features.require_module === true) {
     const cachedAt = builtAt('bundle/cli-cached/main.cjs')
     if (cachedAt >= 0 && cachedAt >= compiledAt) {
-      const cached = await requireWithCodeCache(url('bundle/cli-cached/main.cjs'))
+      const cached = requireWithCodeCache(join(dist, 'bundle/cli-cached/main.cjs'))
       // On a terminal the parsed command decides (decision 0137): only the terminal UI needs
       // the ES build; a task typed in a shell runs with the cache like a piped one.
       if (stdinKind !== 'terminal' || cached.opensTerminalUi?.(args, process.cwd()) === false)
@@ -113,10 +124,9 @@ async function loadCli(stdinKind) {
     }
   }
   const bundledAt = builtAt('bundle/cli/main.js')
-  return import(
-    url(bundledAt >= 0 && bundledAt >= compiledAt ? 'bundle/cli/main.js' : 'frontends/cli/main.js')
-      .href
-  )
+  const esEntry =
+    bundledAt >= 0 && bundledAt >= compiledAt ? 'bundle/cli/main.js' : 'frontends/cli/main.js'
+  return import(pathToFileURL(join(dist, esEntry)).href)
 }
 
 /**
@@ -127,14 +137,10 @@ async function loadCli(stdinKind) {
  * build clears the directory, so a cache never outlives the file it was made from. With
  * RUDDER_CODE_CACHE=write (the build's own runs) the caches are written at exit.
  */
-async function requireWithCodeCache(entryUrl) {
-  // Imported here, so that `--version` does not load them.
-  const { createRequire } = await import('node:module')
-  const require = createRequire(import.meta.url)
+function requireWithCodeCache(entry) {
+  // Loaded here, so that `--version` does not load them.
   const Module = require('node:module')
   const vm = require('node:vm')
-  const { dirname } = require('node:path')
-  const entry = require('node:url').fileURLToPath(entryUrl)
   const bundleDir = `${dirname(entry)}/`
   const scripts = process.env.RUDDER_CODE_CACHE === 'write' ? [] : undefined
   const compile = Module.prototype._compile
@@ -152,7 +158,7 @@ async function requireWithCodeCache(entryUrl) {
     return wrapper.call(
       this.exports,
       this.exports,
-      createRequire(filename),
+      Module.createRequire(filename),
       this,
       filename,
       dirname(filename),
