@@ -70,7 +70,7 @@ describe('WrapMemo', () => {
     }
   })
 
-  it('wraps windows past an edit in the middle of a long line of prose, not the rest of it', () => {
+  it('wraps past an edit in the middle of a long line of prose only until the old breaks return', () => {
     // Prose: words of many lengths, so the wrap after the edit falls back onto the old one within
     // a few lines (a text of one word repeated would shift every line after the edit for good).
     const prose =
