@@ -5,41 +5,8 @@
  * length of the line being typed (bench B7, docs/decisions/0087).
  */
 import { type TextChunk, wordWrapLine } from '@mariozechner/pi-tui/dist/components/editor.js'
-import { getSegmenter, isWhitespaceChar, visibleWidth } from '@mariozechner/pi-tui/dist/utils.js'
-
-/** A grapheme as pi-tui's editor reads one from `Intl.Segmenter`. */
-export type Grapheme = { readonly segment: string; readonly index: number; readonly input: string }
-
-const isPrintableAscii = (code: number) => code >= 0x20 && code <= 0x7e
-
-/**
- * The graphemes of `text` as pi-tui's `Intl.Segmenter` lists them, with the segmenter run only
- * on the pieces around characters that are not printable ASCII (it costs ~0.5 µs and ~110 bytes
- * a character). Between two printable ASCII characters there is always a grapheme boundary
- * (UAX #29: neither is CR, LF, a control, Extend, ZWJ, SpacingMark, Prepend, a regional
- * indicator or pictographic), and no rule looks back across an ASCII character, so the text's
- * graphemes are those of its pieces cut there. A property test checks this against the
- * segmenter (test/frontends/tui/editor-layout.test.ts).
- */
-export function graphemesOf(text: string): Grapheme[] {
-  const graphemes: Grapheme[] = []
-  const segmenter = getSegmenter()
-  const piece = (start: number, end: number) => {
-    if (end - start === 1 && isPrintableAscii(text.charCodeAt(start)))
-      graphemes.push({ segment: text[start] as string, index: start, input: text })
-    else
-      for (const { segment, index } of segmenter.segment(text.slice(start, end)))
-        graphemes.push({ segment, index: start + index, input: text })
-  }
-  let start = 0
-  for (let at = 1; at < text.length; at++)
-    if (isPrintableAscii(text.charCodeAt(at)) && isPrintableAscii(text.charCodeAt(at - 1))) {
-      piece(start, at)
-      start = at
-    }
-  if (start < text.length) piece(start, text.length)
-  return graphemes
-}
+import { isWhitespaceChar, visibleWidth } from '@mariozechner/pi-tui/dist/utils.js'
+import { type Grapheme, isPrintableAscii, pieceEnd, segmentPiece } from './graphemes.js'
 
 /** One line of the laid-out text, as pi-tui's editor draws it. */
 export type LayoutLine = { text: string; hasCursor: boolean; cursorPos?: number }
@@ -211,18 +178,8 @@ function wrapPlain(
       graphemeWidth = 1
       isWhitespace = code === 0x20
     } else {
-      // A piece runs to the next two printable ASCII characters in a row (a grapheme boundary
-      // no rule looks back across, see `graphemesOf`).
-      let pieceEnd = at + 1
-      while (
-        pieceEnd < length &&
-        !(
-          isPrintableAscii(line.charCodeAt(pieceEnd - 1)) &&
-          isPrintableAscii(line.charCodeAt(pieceEnd))
-        )
-      )
-        pieceEnd++
-      piece = [...getSegmenter().segment(line.slice(at, pieceEnd))]
+      // A piece: to the next two printable ASCII characters in a row (see `pieceEnd`).
+      piece = [...segmentPiece(line.slice(at, pieceEnd(line, at)))]
       inPiece = 0
       continue
     }
