@@ -375,20 +375,31 @@ function chunkStartingAt(chunks: readonly TextChunk[], start: number): number {
   return -1
 }
 
-/** The length of the common end of `a` and `b`, at most `limit`. */
+/**
+ * The length of the common end of `a` and `b`, at most `limit`, found by halving: each step
+ * compares only the characters it adds, in one call into V8's own string code. (A loop over
+ * characters in JavaScript ran interpreted the first time an edit met a long common end, ~1 ms
+ * for 2,000 characters, bench B7.)
+ */
 function commonSuffixLength(a: string, b: string, limit: number): number {
-  let length = 0
-  while (
-    length < limit &&
-    a.charCodeAt(a.length - 1 - length) === b.charCodeAt(b.length - 1 - length)
-  )
-    length++
-  return length
+  let low = 0
+  let high = limit
+  while (low < high) {
+    const middle = (low + high + 1) >> 1
+    if (a.endsWith(b.slice(b.length - middle, b.length - low), a.length - low)) low = middle
+    else high = middle - 1
+  }
+  return low
 }
 
+/** The length of the common start of `a` and `b`, found as `commonSuffixLength` finds its. */
 function commonPrefixLength(a: string, b: string): number {
-  const length = Math.min(a.length, b.length)
-  let index = 0
-  while (index < length && a.charCodeAt(index) === b.charCodeAt(index)) index++
-  return index
+  let low = 0
+  let high = Math.min(a.length, b.length)
+  while (low < high) {
+    const middle = (low + high + 1) >> 1
+    if (a.startsWith(b.slice(low, middle), low)) low = middle
+    else high = middle - 1
+  }
+  return low
 }
