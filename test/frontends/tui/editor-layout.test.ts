@@ -83,7 +83,22 @@ describe('WrapMemo', () => {
         const before = memo.charactersWrapped
         const edited = `${text.slice(0, 50)}${inserted}${text.slice(50)}`
         expect(memo.wrap(0, edited, 40, segment)).toEqual(whole(edited, 40))
-        expect(memo.charactersWrapped - before).toBeLessThanOrEqual(20 * 40)
+        expect(memo.charactersWrapped - before).toBeLessThanOrEqual(10 * 40)
       }
+  })
+
+  it('stops at the first chunk that starts where one started before, for an edit at the start', () => {
+    // A character typed at the start of a long line whose first chunk has room for it: the
+    // second chunk starts where it did, one character on, and the rest is the old wrap.
+    const prose =
+      'Lorem ipsum dolor sit amet, consectetur adipiscing elit, sed do eiusmod tempor incididunt ut labore et dolore magna aliqua. '
+    for (const text of [`café ${prose}`.repeat(20), `漢字 ${prose}`.repeat(20)]) {
+      const memo = new WrapMemo()
+      memo.wrap(0, text, 40, segment)
+      const before = memo.charactersWrapped
+      const edited = `x${text}`
+      expect(memo.wrap(0, edited, 40, segment)).toEqual(whole(edited, 40))
+      expect(memo.charactersWrapped - before).toBeLessThanOrEqual(2 * 40)
+    }
   })
 })
