@@ -79,5 +79,15 @@ export function speedUpPiTuiSegmenter(): void {
   const shared = getSegmenter()
   if (Object.hasOwn(shared, 'segment')) return
   if (shared.resolvedOptions().granularity !== 'grapheme') return
-  ;(shared as unknown as { segment: (text: string) => Iterable<Grapheme> }).segment = graphemesOf
+  ;(shared as unknown as { segment: (text: string) => Iterable<Grapheme> }).segment = segmentText
+}
+
+/**
+ * `graphemesOf`, or the segmenter's own list when the text is one piece (no two printable ASCII
+ * characters in a row: text in a script other than Latin), which it would copy for nothing.
+ */
+function segmentText(text: string): Iterable<Grapheme> {
+  return text.length > 1 && pieceEnd(text, 0) === text.length
+    ? segmentPiece(text)
+    : graphemesOf(text)
 }

