@@ -18,11 +18,27 @@ const whole = (text: string, width: number) =>
 /**
  * Pieces of text where wrap points are dense and graphemes are of every kind: ASCII, spaces
  * (and a no-break space), combining marks, wide characters, emoji with modifiers and joiners,
- * and regional indicators alone or in flags (their pairing depends on what comes before).
+ * and regional indicators alone or in flags (their pairing depends on what comes before); and
+ * a lone combining mark and joiner, which an edit may put right after a chunk's last grapheme
+ * (joining it to the one before: the grapheme before the edit changes).
  */
 const piece = fc.oneof(
   { weight: 8, arbitrary: fc.constantFrom('a', 'b', ' ', ' ', '-') },
-  fc.constantFrom('é', 'e\u0301', '\u00a0', '漢', '字', '😀', '👍🏽', '👨‍👩‍👧', '🇫🇷', '🇫', '🇷'),
+  fc.constantFrom(
+    'é',
+    'e\u0301',
+    '\u0301',
+    '\u200d',
+    '\u00a0',
+    '漢',
+    '字',
+    '😀',
+    '👍🏽',
+    '👨‍👩‍👧',
+    '🇫🇷',
+    '🇫',
+    '🇷',
+  ),
 )
 
 /** Lines as pieces, so edits fall between code points, as the editor's do. */
