@@ -68,6 +68,7 @@ export class CachedEditor extends Editor {
 
   constructor(...args: ConstructorParameters<typeof Editor>) {
     super(...args)
+    // pi-tui's editor measures and segments its lines with its shared segmenter (0088).
     speedUpPiTuiSegmenter()
     const own = this as unknown as EditorMethods
     this.isPatched =

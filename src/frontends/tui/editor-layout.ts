@@ -1,8 +1,9 @@
 /**
  * The editor's text laid out in lines of the editor's width, as pi-tui's `Editor.layoutText`
- * does it. A long line's word wrap is kept between keystrokes and only the part from the chunk
- * the edit reached is wrapped again, so a keystroke costs about the editor's width, not the
- * length of the line being typed (bench B7, docs/decisions/0087).
+ * does it. A long line's word wrap is kept between keystrokes and wrapped again only from the
+ * chunk the edit reached until its breaks fall back onto the kept ones, so a keystroke costs
+ * about the editor's width, not the length of the line being typed (bench B7,
+ * docs/decisions/0087, 0088).
  */
 import { type TextChunk, wordWrapLine } from '@mariozechner/pi-tui/dist/components/editor.js'
 import { isWhitespaceChar, visibleWidth } from '@mariozechner/pi-tui/dist/utils.js'
