@@ -246,7 +246,7 @@ function keystrokeCosts(floor: () => void): { screen: Screen; rows: Row[] } {
     )
   const longAfter = counters(small)
   // The same kind of line, prose (seeded words of 1–12 letters), typed into at its start: the
-  // wrap after the edit is redone until it falls back onto the previous one (decision 0087).
+  // wrap after the edit is redone until it falls back onto the previous one (decisions 0087, 0088).
   const next = random(7)
   const words = Array.from({ length: 330 }, () =>
     'lorem ipsum'.slice(0, 1 + Math.floor(next() * 11)),
