@@ -17,21 +17,28 @@ const segmenter = new Intl.Segmenter(undefined, { granularity: 'grapheme' })
 
 export const isPrintableAscii = (code: number) => code >= 0x20 && code <= 0x7e
 
+/** Printable ASCII characters in a row worth cutting a piece for (each Intl call costs ~1 µs). */
+const RUN = 8
+
 /**
- * The end of the piece of `text` that starts at `at`: the next place where two printable ASCII
- * characters meet, or the text's end. Between two printable ASCII characters there is always a
- * grapheme boundary (UAX #29: neither is CR, LF, a control, Extend, ZWJ, SpacingMark, Prepend,
- * a regional indicator or pictographic), and no rule looks back across an ASCII character, so
- * the text's graphemes are those of its pieces cut there.
+ * The end of the piece of `text` that starts at `at`: after the first character of the next run
+ * of more than `RUN` printable ASCII characters, or the text's end. Between two printable ASCII
+ * characters there is always a grapheme boundary (UAX #29: neither is CR, LF, a control,
+ * Extend, ZWJ, SpacingMark, Prepend, a regional indicator or pictographic), and no rule looks
+ * back across an ASCII character, so the text's graphemes are those of its pieces cut there.
+ * Short runs stay in the piece: a call into the segmenter per few characters (text mixing
+ * emoji or another script with short ASCII words) cost more than segmenting it whole.
  */
 export function pieceEnd(text: string, at: number): number {
-  let end = at + 1
-  while (
-    end < text.length &&
-    !(isPrintableAscii(text.charCodeAt(end - 1)) && isPrintableAscii(text.charCodeAt(end)))
-  )
-    end++
-  return end
+  const length = text.length
+  // The start of the run of printable ASCII characters ending at `index`, or -1.
+  let runStart = isPrintableAscii(text.charCodeAt(at)) ? at : -1
+  for (let index = at + 1; index < length; index++) {
+    if (!isPrintableAscii(text.charCodeAt(index))) runStart = -1
+    else if (runStart === -1) runStart = index
+    else if (index - runStart >= RUN) return runStart + 1
+  }
+  return length
 }
 
 /** The graphemes of a piece of text, from `Intl.Segmenter` itself. */

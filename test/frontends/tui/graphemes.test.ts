@@ -17,12 +17,14 @@ import { withIntlSegmenter } from './pi-tui-segmenter.js'
 const intl = new Intl.Segmenter(undefined, { granularity: 'grapheme' })
 
 /**
- * Characters of every grapheme-break class next to ASCII: combining marks, a prepended sign,
- * regional indicators, joiners and modifiers, Hangul jamo, an Indic conjunct, controls, a lone
- * surrogate, and the escape that starts pi-tui's colour codes.
+ * Characters of every grapheme-break class next to ASCII and runs of it: combining marks, a
+ * prepended sign, regional indicators, joiners and modifiers, Hangul jamo, an Indic conjunct,
+ * controls, a lone surrogate, and the escape that starts pi-tui's colour codes.
  */
 const character = fc.oneof(
   { weight: 6, arbitrary: fc.constantFrom('a', ' ', '1', '#', '*', '~', '[', ']', 'm', ';') },
+  // Runs of printable ASCII long enough for the text to be cut into pieces there.
+  { weight: 2, arbitrary: fc.constantFrom('lorem ipsum', 'abcdefgh', 'abcdefghi') },
   fc.constantFrom(
     '\u0301',
     '\u0600',
