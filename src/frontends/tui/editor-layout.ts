@@ -179,7 +179,7 @@ function wrapPlain(
       graphemeWidth = 1
       isWhitespace = code === 0x20
     } else {
-      // A piece: to the next two printable ASCII characters in a row (see `pieceEnd`).
+      // A piece: to the next long run of printable ASCII characters (see `pieceEnd`).
       piece = [...segmentPiece(line.slice(at, pieceEnd(line, at)))]
       inPiece = 0
       continue

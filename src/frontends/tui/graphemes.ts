@@ -48,7 +48,8 @@ export function segmentPiece(text: string): Iterable<Intl.SegmentData> {
 
 /**
  * The graphemes of `text` as `Intl.Segmenter` lists them: a printable ASCII character followed
- * by another one (or ending the text) is one; the pieces around the others go to the segmenter.
+ * by another one (or ending the text) is one; the pieces around the others (to the next long run
+ * of printable ASCII, `pieceEnd`) go to the segmenter.
  * A property test checks this against the segmenter (test/frontends/tui/graphemes.test.ts).
  */
 export function graphemesOf(text: string): Grapheme[] {
@@ -90,8 +91,9 @@ export function speedUpPiTuiSegmenter(): void {
 }
 
 /**
- * `graphemesOf`, or the segmenter's own list when the text is one piece (no two printable ASCII
- * characters in a row: text in a script other than Latin), which it would copy for nothing.
+ * `graphemesOf`, or the segmenter's own list when the text is one piece (no run of more than
+ * `RUN` printable ASCII characters: text in another script, or mixing emoji and short words),
+ * which `graphemesOf` would copy for nothing.
  */
 function segmentText(text: string): Iterable<Grapheme> {
   return text.length > 1 && pieceEnd(text, 0) === text.length
