@@ -17,13 +17,8 @@
 import { Editor } from '@mariozechner/pi-tui/dist/components/editor.js'
 import { getKeybindings } from '@mariozechner/pi-tui/dist/keybindings.js'
 import { isKittyProtocolActive, matchesKey } from '@mariozechner/pi-tui/dist/keys.js'
-import {
-  type Grapheme,
-  graphemesOf,
-  type LayoutLine,
-  layoutText as layoutEditorText,
-  WrapMemo,
-} from './editor-layout.js'
+import { type LayoutLine, layoutText as layoutEditorText, WrapMemo } from './editor-layout.js'
+import { type Grapheme, graphemesOf, speedUpPiTuiSegmenter } from './graphemes.js'
 
 /** What the editor keeps privately and draws from (pi-tui 0.73.1, pinned). */
 type EditorState = {
@@ -73,6 +68,8 @@ export class CachedEditor extends Editor {
 
   constructor(...args: ConstructorParameters<typeof Editor>) {
     super(...args)
+    // pi-tui's editor measures and segments its lines with its shared segmenter (0088).
+    speedUpPiTuiSegmenter()
     const own = this as unknown as EditorMethods
     this.isPatched =
       typeof own.segment === 'function' &&

@@ -1,45 +1,13 @@
 /**
  * The editor's text laid out in lines of the editor's width, as pi-tui's `Editor.layoutText`
- * does it. A long line's word wrap is kept between keystrokes and only the part from the chunk
- * the edit reached is wrapped again, so a keystroke costs about the editor's width, not the
- * length of the line being typed (bench B7, docs/decisions/0087).
+ * does it. A long line's word wrap is kept between keystrokes and wrapped again only from the
+ * chunk the edit reached until its breaks fall back onto the kept ones, so a keystroke costs
+ * about the editor's width, not the length of the line being typed (bench B7,
+ * docs/decisions/0087, 0088).
  */
 import { type TextChunk, wordWrapLine } from '@mariozechner/pi-tui/dist/components/editor.js'
-import { getSegmenter, isWhitespaceChar, visibleWidth } from '@mariozechner/pi-tui/dist/utils.js'
-
-/** A grapheme as pi-tui's editor reads one from `Intl.Segmenter`. */
-export type Grapheme = { readonly segment: string; readonly index: number; readonly input: string }
-
-const isPrintableAscii = (code: number) => code >= 0x20 && code <= 0x7e
-
-/**
- * The graphemes of `text` as pi-tui's `Intl.Segmenter` lists them, with the segmenter run only
- * on the pieces around characters that are not printable ASCII (it costs ~0.5 µs and ~110 bytes
- * a character). Between two printable ASCII characters there is always a grapheme boundary
- * (UAX #29: neither is CR, LF, a control, Extend, ZWJ, SpacingMark, Prepend, a regional
- * indicator or pictographic), and no rule looks back across an ASCII character, so the text's
- * graphemes are those of its pieces cut there. A property test checks this against the
- * segmenter (test/frontends/tui/editor-layout.test.ts).
- */
-export function graphemesOf(text: string): Grapheme[] {
-  const graphemes: Grapheme[] = []
-  const segmenter = getSegmenter()
-  const piece = (start: number, end: number) => {
-    if (end - start === 1 && isPrintableAscii(text.charCodeAt(start)))
-      graphemes.push({ segment: text[start] as string, index: start, input: text })
-    else
-      for (const { segment, index } of segmenter.segment(text.slice(start, end)))
-        graphemes.push({ segment, index: start + index, input: text })
-  }
-  let start = 0
-  for (let at = 1; at < text.length; at++)
-    if (isPrintableAscii(text.charCodeAt(at)) && isPrintableAscii(text.charCodeAt(at - 1))) {
-      piece(start, at)
-      start = at
-    }
-  if (start < text.length) piece(start, text.length)
-  return graphemes
-}
+import { isWhitespaceChar, visibleWidth } from '@mariozechner/pi-tui/dist/utils.js'
+import { type Grapheme, isPrintableAscii, pieceEnd, segmentPiece } from './graphemes.js'
 
 /** One line of the laid-out text, as pi-tui's editor draws it. */
 export type LayoutLine = { text: string; hasCursor: boolean; cursorPos?: number }
@@ -94,21 +62,19 @@ export class WrapMemo {
   }
 
   /**
-   * The new wrap of `line`: the previous chunks that end before the edit are kept; then, for an
-   * edit before the end of the line, windows growing from two widths are wrapped one after another from
-   * the last kept start until a chunk starts, past the edit, on a start the previous wrap had
-   * (shifted by what the edit added): from there the line's rest is the previous line's rest,
-   * which wraps as it did (both are restart points), so the previous chunks are taken. A
-   * window's chunks but its last are the line's (their starts are decided within the window;
-   * the window may cut its last grapheme, which lies in the last chunk), and the next window
-   * starts at its second-to-last chunk. Prose falls back onto the old breaks within a few lines;
-   * text that never does (one word repeated) is wrapped to its end, as pi-tui does. No windows
-   * with paste markers (a window may cut one) or a grapheme wider than the width.
+   * The new wrap of `line`: the previous chunks that end before the edit are kept, and the line
+   * is wrapped again from the start of the last of them, one chunk after another, until a chunk
+   * starts, past the edit, where one started before (shifted by what the edit added): from there
+   * the line's rest is the previous line's rest, which wraps as it did (both are restart
+   * points), so the previous chunks are taken. Prose falls back onto the old breaks within a few
+   * chunks; text that never does (one word repeated) is wrapped to its end, as pi-tui does.
+   * Lines that may hold paste markers or escape sequences, or with a grapheme wider than the
+   * width, are wrapped to their end with pi-tui's graphemes (`segment`).
    */
   private rewrap(previous: Wrap | undefined, line: string, width: number, segment: Segment): Wrap {
     // Searching the line also makes V8 flatten it (the editor builds it by concatenation), which
     // the character loops below need: on an unflattened string each read is a runtime call.
-    const mayHoldMarkers = line.includes('[paste #')
+    const isPlain = !line.includes('[paste #') && !line.includes('\x1b')
     let kept = 0
     let same = 0
     if (previous !== undefined) {
@@ -120,36 +86,25 @@ export class WrapMemo {
       kept = Math.max(0, ending - 1)
     }
     const chunks = previous?.chunks.slice(0, kept) ?? []
-    let from = kept === 0 ? 0 : (previous?.chunks[kept]?.startIndex ?? 0)
-    if (previous !== undefined && !mayHoldMarkers) {
-      const old = previous.line
-      const editEnd =
-        line.length - commonSuffixLength(old, line, Math.min(old.length, line.length) - same)
-      const delta = line.length - old.length
-      // Two widths past the edit first, twice as far each time after: the breaks usually fall
-      // back within a line or two, and a text where they never do costs about two whole wraps.
-      for (let reach = 2 * width + 8; ; reach *= 2) {
-        const end = Math.max(from, editEnd) + reach
-        if (end >= line.length) break
-        const window = line.slice(from, end)
-        this.charactersWrapped += window.length
-        const graphemes = [...segment(window)]
-        if (!fitsWidth(graphemes, width)) break
-        const wrapped = wrapGraphemes(window, width, graphemes)
-        if (wrapped.length < 3) break
-        for (let index = 1; index < wrapped.length - 1; index++) {
-          const at = from + (wrapped[index] as TextChunk).startIndex
-          if (at < editEnd) continue
-          const tail = chunkStartingAt(previous.chunks, at - delta)
-          if (tail === -1) continue
-          pushShifted(chunks, wrapped.slice(0, index), from)
-          pushShifted(chunks, previous.chunks.slice(tail), delta)
-          return { line, width, chunks, isRestartable: true }
+    const from = kept === 0 ? 0 : (previous?.chunks[kept]?.startIndex ?? 0)
+    if (isPlain && width > 0) {
+      let tail: Tail | undefined
+      if (previous !== undefined) {
+        const old = previous.line
+        const suffix = commonSuffixLength(old, line, Math.min(old.length, line.length) - same)
+        tail = {
+          chunks: previous.chunks,
+          editEnd: line.length - suffix,
+          delta: line.length - old.length,
         }
-        const next = wrapped.length - 2
-        pushShifted(chunks, wrapped.slice(0, next), from)
-        from += (wrapped[next] as TextChunk).startIndex
       }
+      const read = wrapPlain(line, from, width, chunks, tail)
+      if (read >= 0) {
+        this.charactersWrapped += read
+        return { line, width, chunks, isRestartable: true }
+      }
+      // A grapheme wider than the width: pi-tui's wrap below splits it.
+      chunks.length = kept
     }
     // The rest of the line from `from`, wrapped whole.
     const rest = from === 0 ? line : line.slice(from)
@@ -164,6 +119,104 @@ export class WrapMemo {
     pushShifted(chunks, wrapGraphemes(rest, width, graphemes), from)
     return { line, width, chunks, isRestartable: fitsWidth(graphemes, width) }
   }
+}
+
+/** The previous wrap of an edited line, and where the edit ends in the new line. */
+type Tail = {
+  readonly chunks: readonly TextChunk[]
+  /** Past this index the new line is the previous line's end, shifted by `delta`. */
+  readonly editEnd: number
+  readonly delta: number
+}
+
+/**
+ * pi-tui's `wordWrapLine` (pinned 0.73.1) of `line` from `from` (a chunk start, or 0), for a
+ * line with no paste marker and no escape sequence, with its chunks appended to `into`; the
+ * same greedy wrap, reading the line one grapheme at a time without listing them: printable
+ * ASCII a character at a time (width 1, whitespace if a space), the pieces around other
+ * characters through `Intl.Segmenter` (cut as `graphemesOf` cuts them). With `tail`, it stops
+ * at the first chunk starting at or past `tail.editEnd` where a previous chunk started (shifted
+ * by `tail.delta`) and appends the previous chunks from there. Returns the characters read, or
+ * -1 at a grapheme wider than `width` (pi-tui splits it across chunks; `into` is then partly
+ * filled).
+ *
+ * The wrap opportunity pi-tui records after a whitespace grapheme followed by another one is
+ * recorded here when that other one is read, with the same width: nothing happens between.
+ * Starting at `from` with no opportunity is starting from a restart point (see `WrapMemo`).
+ */
+function wrapPlain(
+  line: string,
+  from: number,
+  width: number,
+  into: TextChunk[],
+  tail: Tail | undefined,
+): number {
+  const length = line.length
+  let currentWidth = 0
+  let chunkStart = from
+  let wrapOppIndex = -1
+  let wrapOppWidth = 0
+  let previousIsWhitespace = false
+  // The graphemes of the piece being read (around a character that is not printable ASCII).
+  let piece: Intl.SegmentData[] = []
+  let inPiece = 0
+  let at = from
+  while (at < length) {
+    const code = line.charCodeAt(at)
+    let end: number
+    let graphemeWidth: number
+    let isWhitespace: boolean
+    if (inPiece < piece.length) {
+      const grapheme = (piece[inPiece++] as Intl.SegmentData).segment
+      end = at + grapheme.length
+      graphemeWidth = visibleWidth(grapheme)
+      isWhitespace = isWhitespaceChar(grapheme)
+    } else if (
+      isPrintableAscii(code) &&
+      (at + 1 === length || isPrintableAscii(line.charCodeAt(at + 1)))
+    ) {
+      end = at + 1
+      graphemeWidth = 1
+      isWhitespace = code === 0x20
+    } else {
+      // A piece: to the next long run of printable ASCII characters (see `pieceEnd`).
+      piece = [...segmentPiece(line.slice(at, pieceEnd(line, at)))]
+      inPiece = 0
+      continue
+    }
+    if (graphemeWidth > width) return -1
+    if (previousIsWhitespace && !isWhitespace) {
+      wrapOppIndex = at
+      wrapOppWidth = currentWidth
+    }
+    previousIsWhitespace = isWhitespace
+    if (currentWidth + graphemeWidth > width) {
+      let start = -1
+      if (wrapOppIndex >= 0 && currentWidth - wrapOppWidth + graphemeWidth <= width) {
+        start = wrapOppIndex
+        currentWidth -= wrapOppWidth
+      } else if (chunkStart < at) {
+        start = at
+        currentWidth = 0
+      }
+      wrapOppIndex = -1
+      if (start >= 0) {
+        into.push({ text: line.slice(chunkStart, start), startIndex: chunkStart, endIndex: start })
+        chunkStart = start
+        if (tail !== undefined && start >= tail.editEnd) {
+          const index = chunkStartingAt(tail.chunks, start - tail.delta)
+          if (index !== -1) {
+            pushShifted(into, tail.chunks.slice(index), tail.delta)
+            return end - from
+          }
+        }
+      }
+    }
+    currentWidth += graphemeWidth
+    at = end
+  }
+  into.push({ text: line.slice(chunkStart), startIndex: chunkStart, endIndex: length })
+  return length - from
 }
 
 /** pi-tui's paste marker, one grapheme in its editor (`isPasteMarker` in pi-tui's editor.js). */
@@ -323,20 +376,31 @@ function chunkStartingAt(chunks: readonly TextChunk[], start: number): number {
   return -1
 }
 
-/** The length of the common end of `a` and `b`, at most `limit`. */
+/**
+ * The length of the common end of `a` and `b`, at most `limit`, found by halving: each step
+ * compares only the characters it adds, in one call into V8's own string code. (A loop over
+ * characters in JavaScript ran interpreted the first time an edit met a long common end, ~1 ms
+ * for 2,000 characters, bench B7.)
+ */
 function commonSuffixLength(a: string, b: string, limit: number): number {
-  let length = 0
-  while (
-    length < limit &&
-    a.charCodeAt(a.length - 1 - length) === b.charCodeAt(b.length - 1 - length)
-  )
-    length++
-  return length
+  let low = 0
+  let high = limit
+  while (low < high) {
+    const middle = (low + high + 1) >> 1
+    if (a.endsWith(b.slice(b.length - middle, b.length - low), a.length - low)) low = middle
+    else high = middle - 1
+  }
+  return low
 }
 
+/** The length of the common start of `a` and `b`, found as `commonSuffixLength` finds its. */
 function commonPrefixLength(a: string, b: string): number {
-  const length = Math.min(a.length, b.length)
-  let index = 0
-  while (index < length && a.charCodeAt(index) === b.charCodeAt(index)) index++
-  return index
+  let low = 0
+  let high = Math.min(a.length, b.length)
+  while (low < high) {
+    const middle = (low + high + 1) >> 1
+    if (a.startsWith(b.slice(low, middle), low)) low = middle
+    else high = middle - 1
+  }
+  return low
 }

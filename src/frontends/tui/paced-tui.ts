@@ -13,6 +13,7 @@
  * docs/decisions/0087).
  */
 import { TUI } from '@mariozechner/pi-tui/dist/tui.js'
+import { speedUpPiTuiSegmenter } from './graphemes.js'
 
 /** The shortest time between two frames: at most ~60 frames a second. */
 export const FRAME_INTERVAL_MS = 16
@@ -42,6 +43,8 @@ export class PacedTUI extends TUI {
 
   constructor(...args: ConstructorParameters<typeof TUI>) {
     super(...args)
+    // pi-tui measures each changed line of a frame by segmenting it whole (0088).
+    speedUpPiTuiSegmenter()
     const own = this as unknown as Drawable
     if (typeof own.applyLineResets !== 'function' || typeof own.collectKittyImageIds !== 'function')
       return

@@ -1,7 +1,8 @@
 /**
  * The editor the App draws keeps its lines between frames, lists ASCII graphemes itself, keeps
  * long lines' word wrap and inserts plain characters past the key-binding checks (bench B6, B7,
- * docs/decisions/0085, 0087): what it draws must stay what pi-tui's editor draws after every key.
+ * docs/decisions/0085, 0087, 0088): what it draws must stay what pi-tui's editor draws after every
+ * key, pi-tui's with its segmenter as `Intl` made it.
  */
 import {
   Editor,
@@ -15,6 +16,7 @@ import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import { CachedEditor } from '../../../src/frontends/tui/cached-editor.js'
 import { createTheme } from '../../../src/frontends/tui/theme.js'
+import { withIntlSegmenter } from './pi-tui-segmenter.js'
 
 const tui = { terminal: { rows: 30 }, requestRender: () => {} } as unknown as TUI
 const theme = createTheme(true)
@@ -62,10 +64,10 @@ function typeBoth(keys: readonly string[], widths: readonly number[]): void {
   plain.focused = true
   cached.focused = true
   keys.forEach((data, index) => {
-    plain.handleInput(data)
+    withIntlSegmenter(() => plain.handleInput(data))
     cached.handleInput(data)
     const width = widths[index % widths.length] as number
-    expect(cached.render(width)).toEqual(plain.render(width))
+    expect(cached.render(width)).toEqual(withIntlSegmenter(() => plain.render(width)))
     expect(cached.getText()).toBe(plain.getText())
   })
 }
@@ -97,7 +99,7 @@ describe('CachedEditor', () => {
     const plain = new Editor(tui, theme.editor)
     plain.focused = true
     plain.setText(cached.getText())
-    expect(cached.render(60)).toEqual(plain.render(60))
+    expect(cached.render(60)).toEqual(withIntlSegmenter(() => plain.render(60)))
   })
 
   it('wraps a paste marker wider than the editor as pi-tui does, around edits', () => {
@@ -153,9 +155,9 @@ describe('CachedEditor', () => {
           plain.focused = true
           cached.focused = true
           for (const data of keys) {
-            plain.handleInput(data)
+            withIntlSegmenter(() => plain.handleInput(data))
             cached.handleInput(data)
-            const expected = plain.render(width)
+            const expected = withIntlSegmenter(() => plain.render(width))
             expect(cached.render(width)).toEqual(expected)
             // A frame with nothing changed draws the same from what it kept.
             expect(cached.render(width)).toEqual(expected)
