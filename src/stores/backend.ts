@@ -40,7 +40,7 @@ export type CopiedLines = {
   /** Every byte of the records is ASCII. */
   readonly isAscii: boolean
   /** A buffer the inspector may overwrite during the call, when the backend has one spare. */
-  readonly scratch?: Buffer
+  readonly scratch?: Buffer | undefined
 }
 
 /** The header as stored, still to be parsed and checked. */
@@ -117,6 +117,8 @@ export interface Backend {
     header: SessionHeader,
     throughSeq: number,
     position: number | undefined,
+    /** The source's header as `readHeader` just gave it, if the caller has it (not read again). */
+    sourceHeader?: string,
   ): Promise<Lease>
   /**
    * `copyPrefix` for a cut whose position is not known, reading the kept records once (B11,
@@ -133,8 +135,21 @@ export interface Backend {
     options: {
       readonly throughSeq: number | undefined
       readonly inspect: (lines: CopiedLines) => boolean
+      /** The source's header as `readHeader` just gave it, if the caller has it. */
+      readonly sourceHeader?: string
+      /**
+       * Called once the records are copied and inspected: the child's projection checkpoint
+       * (or undefined for none), stored as `writeCheckpoint` would while the copy is made
+       * durable (decision 0019). `childPosition` turns a position in the source (as `inspect`
+       * saw it) into the same record's in the child. `isCheckpointed` says whether it was
+       * stored: a failure to store it is no error.
+       */
+      readonly checkpoint?: (childPosition: (position: number) => number) => string | undefined
     },
-  ): Promise<{ readonly lease: Lease; readonly eventCount: number } | undefined>
+  ): Promise<
+    | { readonly lease: Lease; readonly eventCount: number; readonly isCheckpointed: boolean }
+    | undefined
+  >
   list(options: Required<Pick<ListOptions, 'limit'>> & ListOptions): Promise<SessionListing[]>
   /** Removes a session's log, metadata and index entries; the caller holds its lease. */
   remove(id: string): Promise<void>

@@ -29,7 +29,7 @@ import {
   parseCheckpoint,
 } from './checkpoint.js'
 import { encodeEvents, envelopeLine } from './codec.js'
-import { checkForWrite, invariantViolation, repairHint } from './event-check.js'
+import { checkForWrite, invariantViolation, parseHeader, repairHint } from './event-check.js'
 import { followLog } from './follow.js'
 import { readJsonl } from './jsonl-import.js'
 import { createKeptScanner, type KeptScanResult, scanKept, sumKept } from './kept-scan.js'
@@ -62,6 +62,9 @@ import { createWriteBehindSink } from './write-behind.js'
  * (`loadProjection`), as one opened from its checkpoint does; a shorter one is ready at open.
  */
 const PROJECT_ON_DEMAND = 16_384
+
+/** A fork's source: its header, and the header's stored text (`Backend.readHeader`). */
+type SourceHeader = SessionHeader & { readonly text: string }
 
 /** What a fork at the end of an open session starts its child from. */
 type ForkBasis = Covered & { readonly checksum?: number }
@@ -390,7 +393,7 @@ export function createSessionStore(backend: Backend, options: StoreOptions = {})
    */
   async function forkLive(
     open: LiveEntry,
-    source: SessionHeader,
+    source: SourceHeader,
     atSeq: number | undefined,
   ): Promise<StoredSession> {
     const { session } = open
@@ -411,8 +414,8 @@ export function createSessionStore(backend: Backend, options: StoreOptions = {})
       // what the source wrote (its checksum and where the cut ends): a log changed behind the
       // open source is refused, not copied (decision 0069).
       const lease = backend.copyInspected
-        ? await copyChecked(source.id, header, cut, { position, checksum: basis.checksum })
-        : await backend.copyPrefix(source.id, header, cut, position)
+        ? await copyChecked(source, header, cut, { position, checksum: basis.checksum })
+        : await backend.copyPrefix(source.id, header, cut, position, source.text)
       return startSession({
         header,
         events: [],
@@ -433,7 +436,7 @@ export function createSessionStore(backend: Backend, options: StoreOptions = {})
     // The child's checker is built while the copy's reads, writes and syncs run in the thread
     // pool, so the fork costs about the copy, not the copy plus a walk of the kept events.
     const [copied, checked] = await Promise.allSettled([
-      backend.copyPrefix(source.id, header, cut, position),
+      backend.copyPrefix(source.id, header, cut, position, source.text),
       checkInvariants ? checkerOverInSlices(kept) : Promise.resolve(undefined),
     ])
     if (copied.status === 'rejected') throw copied.reason
@@ -458,7 +461,7 @@ export function createSessionStore(backend: Backend, options: StoreOptions = {})
    * read and checked (decision 0067).
    */
   async function forkStored(
-    source: SessionHeader,
+    source: SourceHeader,
     atSeq: number | undefined,
     known?: Uint8Array,
   ): Promise<StoredSession> {
@@ -469,10 +472,11 @@ export function createSessionStore(backend: Backend, options: StoreOptions = {})
     const isOnePass = isScanEnough && backend.copyInspected !== undefined && atSeq !== undefined
     if (isOnePass) {
       const header = childHeader(source, atSeq)
-      const copied = await copyScanned(id, header, atSeq)
+      const copied = await copyScanned(source, header, atSeq, boundaries)
       if (copied) {
-        const { scan, lease } = copied
-        if (scan.openTurnSeq === undefined) return startScanned(header, scan, lease, boundaries)
+        const { scan, lease, isCheckpointed } = copied
+        if (scan.openTurnSeq === undefined)
+          return startScanned(header, scan, lease, boundaries, isCheckpointed)
         await discardChild(header.id, lease)
         throw openTurnAt(id, atSeq, scan)
       }
@@ -485,8 +489,8 @@ export function createSessionStore(backend: Backend, options: StoreOptions = {})
     if (scan && end >= 0) {
       if (scan.openTurnSeq !== undefined) throw openTurnAt(id, end, scan)
       const header = childHeader(source, end)
-      const lease = await backend.copyPrefix(id, header, end, scan.position)
-      return startScanned(header, scan, lease, boundaries)
+      const lease = await backend.copyPrefix(id, header, end, scan.position, source.text)
+      return startScanned(header, scan, lease, boundaries, false)
     }
     const loaded = await loadEvents(backend, id, {
       trusted: true,
@@ -494,7 +498,7 @@ export function createSessionStore(backend: Backend, options: StoreOptions = {})
     })
     const cut = forkCut(id, loaded.events, atSeq)
     const header = childHeader(source, cut)
-    const lease = await backend.copyPrefix(id, header, cut, loaded.positions[cut])
+    const lease = await backend.copyPrefix(id, header, cut, loaded.positions[cut], source.text)
     // Read through an explicit cut exactly, the loader's checker stands at the cut.
     return startSession({
       header,
@@ -508,22 +512,41 @@ export function createSessionStore(backend: Backend, options: StoreOptions = {})
 
   /**
    * Copies the kept records `[0..cut]` with `backend.copyInspected`, scanning them on the way
-   * (`createKeptScanner`). Undefined, with nothing left behind, when a record is not in the
-   * form this store writes or the log ends before the cut: the caller then reads and checks.
+   * (`createKeptScanner`), and has the child's checkpoint stored while the copy is synced
+   * (decision 0019). Undefined, with nothing left behind, when a record is not in the form
+   * this store writes or the log ends before the cut: the caller then reads and checks.
    */
   async function copyScanned(
-    sourceId: string,
+    source: SourceHeader,
     header: SessionHeader,
     cut: number,
-  ): Promise<{ readonly scan: KeptScanResult; readonly lease: Lease } | undefined> {
+    boundaries: Uint8Array | undefined,
+  ): Promise<
+    | { readonly scan: KeptScanResult; readonly lease: Lease; readonly isCheckpointed: boolean }
+    | undefined
+  > {
     const scanner = createKeptScanner()
-    const copied = await backend.copyInspected!(sourceId, header, {
+    const copied = await backend.copyInspected!(source.id, header, {
       throughSeq: cut,
       inspect: (lines) => scanner.addLines(lines),
+      sourceHeader: source.text,
+      checkpoint: (childPosition) => {
+        const scan = scanner.result(cut)
+        // As the child would write at close (`writeCheckpoint`): with a checker, for a log
+        // long enough, and not for a cut the caller refuses.
+        if (!scan || scan.openTurnSeq !== undefined || !checkInvariants) return undefined
+        if (scan.characters < policy.minCharacters) return undefined
+        return encodeCheckpoint({
+          ...scannedCovered(scan, boundaries),
+          position: childPosition(scan.position),
+          ...(scan.start === undefined ? {} : { start: childPosition(scan.start) }),
+          checksum: scan.checksum,
+        })
+      },
     })
     if (!copied) return undefined
     const scan = scanner.result(cut)
-    if (scan) return { scan, lease: copied.lease }
+    if (scan) return { scan, lease: copied.lease, isCheckpointed: copied.isCheckpointed }
     await discardChild(header.id, copied.lease)
     return undefined
   }
@@ -535,15 +558,17 @@ export function createSessionStore(backend: Backend, options: StoreOptions = {})
    * and the child is removed (decision 0069).
    */
   async function copyChecked(
-    sourceId: string,
+    source: SourceHeader,
     header: SessionHeader,
     cut: number,
     expected: { readonly position: number; readonly checksum: number | undefined },
   ): Promise<Lease> {
+    const sourceId = source.id
     const sum = sumKept()
     const copied = await backend.copyInspected!(sourceId, header, {
       throughSeq: cut,
       inspect: (lines) => sum.addLines(lines),
+      sourceHeader: source.text,
     })
     const found = sum.result()
     const reason = !copied
@@ -570,26 +595,53 @@ export function createSessionStore(backend: Backend, options: StoreOptions = {})
     }
   }
 
-  /** Starts a child whose kept records were scanned, not read (it reads them on demand). */
-  function startScanned(
-    header: SessionHeader,
+  /**
+   * What a child knows of the kept records it did not read, from their scan: the checker's
+   * state at the cut (`boundaries`: the source's, through at least the cut) and the projection.
+   */
+  function scannedCovered(
     scan: KeptScanResult,
-    lease: Lease,
     boundaries: Uint8Array | undefined,
-  ): Promise<StoredSession> {
+  ): Covered & { readonly throughSeq: number } {
     const end = scan.lastSeq
     const checker: LogCheckerState = {
       nextSeq: end + 1,
       fold: { lastTurn: scan.lastTurn, openTurn: undefined, step: undefined },
       boundaries: (boundaries ?? new Uint8Array(end + 1)).slice(0, end + 1),
     }
+    return {
+      throughSeq: end,
+      checksum: scan.checksum,
+      characters: scan.characters,
+      checker,
+      projection: scan.projection,
+    }
+  }
+
+  /**
+   * Starts a child whose kept records were scanned, not read (it reads them on demand).
+   * `isCheckpointed`: its checkpoint through the cut is stored already (`copyScanned`).
+   */
+  function startScanned(
+    header: SessionHeader,
+    scan: KeptScanResult,
+    lease: Lease,
+    boundaries: Uint8Array | undefined,
+    isCheckpointed: boolean,
+  ): Promise<StoredSession> {
+    const resumed = scannedCovered(scan, boundaries)
     return startSession({
       header,
       events: [],
       lease,
-      ...(checkInvariants ? { checker: createLogChecker({ allowOpenTurn: true }, checker) } : {}),
-      resumed: { ...scan, throughSeq: end, checker },
+      ...(checkInvariants
+        ? { checker: createLogChecker({ allowOpenTurn: true }, resumed.checker) }
+        : {}),
+      resumed,
       stored: scan,
+      ...(isCheckpointed
+        ? { checkpointed: { throughSeq: scan.lastSeq, characters: scan.characters } }
+        : {}),
     })
   }
 
@@ -703,7 +755,9 @@ export function createSessionStore(backend: Backend, options: StoreOptions = {})
           'INVALID_INPUT',
           `fork atSeq must be a seq (an integer ≥ 0), got ${JSON.stringify(atSeq)}`,
         )
-      const source = await loadHeader(backend, id)
+      // The stored text too: a file backend finds where the events start from it.
+      const stored = await backend.readHeader(id)
+      const source = { ...parseHeader(stored.text, stored.location, id), text: stored.text }
       const open = live.get(id)
       return open ? forkLive(open, source, atSeq) : forkStored(source, atSeq)
     },

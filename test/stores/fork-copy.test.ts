@@ -5,12 +5,15 @@
  * behind; and a JSONL source whose log changed after it was opened is refused, not copied.
  */
 import { randomUUID } from 'node:crypto'
-import { readdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { hostname } from 'node:os'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { project, type SessionEvent, type SessionHeader } from '../../src/index.js'
 import type { Backend } from '../../src/stores/backend.js'
+import { parseCheckpoint } from '../../src/stores/checkpoint.js'
 import type { SessionStore, StoreOptions } from '../../src/stores/index.js'
+import { acquireLeaseFile, createLeaseFile } from '../../src/stores/jsonl/lease-file.js'
 import { createSessionStore } from '../../src/stores/session-store.js'
 import { compaction } from '../support/log-builder.js'
 import { allEvents } from '../support/session-events.js'
@@ -234,5 +237,73 @@ describe('a JSONL fork cut short', () => {
       code: 'LOG_CORRUPT',
       message: expect.stringMatching(/creation was cut short/),
     })
+  })
+})
+
+describe("a JSONL fork's checkpoint", () => {
+  it("is stored with the copy, in the child's own offsets, and the child reopens from it", async () => {
+    const directory = tempDirectory()
+    const inner = await backendOf('jsonl', directory)
+    const reads: { fromSeq?: number; fromPosition?: number }[] = []
+    // Records where each read starts: reopening the child seeks to the checkpoint's record.
+    const backend: Backend = {
+      ...inner,
+      records(id, range) {
+        reads.push({ ...range })
+        return inner.records(id, range)
+      },
+    }
+    const store = createSessionStore(backend, EVERY_CLOSE)
+    const { id, events } = await written(store, 24)
+    const cut = middleCut(events)
+    const child = await store.fork(id, { atSeq: cut })
+    const childDirectory = join(directory, 'jsonl', 'sessions', child.header.id)
+    // Stored before the fork returned, while the child is still open.
+    const checkpoint = parseCheckpoint(
+      readFileSync(join(childDirectory, 'checkpoint.json'), 'utf8'),
+    )
+    const log = readFileSync(join(childDirectory, 'events.jsonl'))
+    const lastStart = log.lastIndexOf(10, log.length - 2) + 1
+    expect(checkpoint).toMatchObject({
+      throughSeq: cut,
+      position: log.length,
+      start: lastStart,
+      projection: { from: 24 },
+    })
+    expect(log.subarray(lastStart).toString()).toMatch(new RegExp(`^\\{"seq":${cut},`))
+    await child.close()
+    reads.length = 0
+    const reopened = await store.open(child.header.id)
+    expect(reads).toEqual([{ fromSeq: cut, fromPosition: lastStart }])
+    expect(reopened.residentFrom).toBe(cut + 1)
+    expect(await allEvents(reopened)).toEqual(events.slice(0, cut + 1))
+    await reopened.close()
+    await store.close()
+  })
+})
+
+describe("a new JSONL session's lease", () => {
+  it('is generation 1 of its new directory, held against this process', async () => {
+    const directory = join(tempDirectory(), 'session')
+    mkdirSync(directory)
+    const lease = await createLeaseFile(directory, 's1')
+    expect(readdirSync(directory)).toEqual(['writer.1.lock'])
+    await expect(acquireLeaseFile(directory, 's1')).rejects.toMatchObject({ code: 'SESSION_BUSY' })
+    await lease.release()
+    expect(readdirSync(directory)).toEqual(['writer.2.lock'])
+  })
+
+  it('falls back to the full protocol when another holder raced it to generation 1', async () => {
+    const directory = join(tempDirectory(), 'session')
+    mkdirSync(directory)
+    const raced = join(directory, 'writer.1.lock')
+    // A live holder (this process): busy.
+    writeFileSync(raced, JSON.stringify({ pid: process.pid, host: hostname() }))
+    await expect(createLeaseFile(directory, 's1')).rejects.toMatchObject({ code: 'SESSION_BUSY' })
+    // A holder that is gone: taken over at the next generation, as `acquireLeaseFile` does.
+    writeFileSync(raced, JSON.stringify({ pid: 0, host: hostname() }))
+    const lease = await createLeaseFile(directory, 's1')
+    expect(readdirSync(directory)).toEqual(['writer.2.lock'])
+    await lease.release()
   })
 })
