@@ -59,6 +59,11 @@ export type WriterStart = {
   readonly positions?: readonly number[]
   /** The seq of `positions[0]` (default 0). */
   readonly positionsFrom?: number
+  /**
+   * The metadata for `list` holds exactly this start already (the session was just created
+   * with it, a fork's child say): a writer need not write it again at open.
+   */
+  readonly isListed?: boolean
 }
 
 /** Appends batches of events to one session's log. */

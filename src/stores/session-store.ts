@@ -157,6 +157,8 @@ export function createSessionStore(backend: Backend, options: StoreOptions = {})
     resumed?: Covered
     /** What the checkpoint stored beside the log covers, if there is one. */
     checkpointed?: { readonly throughSeq: number; readonly characters: number }
+    /** The backend just created the session with the metadata the writer would write. */
+    isListed?: boolean
   }): Promise<StoredSession> {
     const { header, events, lease, resumed } = input
     const fromSeq = resumed ? resumed.throughSeq + 1 : 0
@@ -181,6 +183,7 @@ export function createSessionStore(backend: Backend, options: StoreOptions = {})
         ...(input.positions === undefined
           ? {}
           : { positions: input.positions, positionsFrom: resumed ? resumed.throughSeq : 0 }),
+        ...(input.isListed ? { isListed: true } : {}),
       })
       if (input.unwritten) noteDurable(events, await writeDurably(writer, events))
     } catch (error) {
@@ -413,18 +416,26 @@ export function createSessionStore(backend: Backend, options: StoreOptions = {})
       // Where the backend can, the bytes are read once as they are copied and checked against
       // what the source wrote (its checksum and where the cut ends): a log changed behind the
       // open source is refused, not copied (decision 0069).
-      const lease = backend.copyInspected
-        ? await copyChecked(source, header, cut, { position, checksum: basis.checksum })
-        : await backend.copyPrefix(source.id, header, cut, position, source.text)
+      const start = cut > 0 ? open.writer.positionOf(cut - 1) : undefined
+      const copied = backend.copyInspected
+        ? await copyChecked(source, header, cut, { position, start, basis })
+        : {
+            lease: await backend.copyPrefix(source.id, header, cut, position, source.text),
+            isCheckpointed: false,
+          }
       return startSession({
         header,
         events: [],
-        lease,
+        lease: copied.lease,
         checker: createLogChecker({ allowOpenTurn: true }, basis.checker),
         resumed: basis,
         ...(basis.checksum === undefined
           ? {}
           : { stored: { checksum: basis.checksum, characters: basis.characters } }),
+        isListed: true,
+        ...(copied.isCheckpointed
+          ? { checkpointed: { throughSeq: cut, characters: basis.characters } }
+          : {}),
       })
     }
     if (session.residentFrom > 0 || (cut >= 0 && position === undefined))
@@ -555,30 +566,53 @@ export function createSessionStore(backend: Backend, options: StoreOptions = {})
    * Copies the kept records `[0..cut]` of a source open here, whose checksum of them (if
    * known) and where the cut ends it knows, summing the bytes as they are copied. Bytes that
    * differ (the log was changed behind the open source) are refused with `LogCorruptError`,
-   * and the child is removed (decision 0069).
+   * and the child is removed (decision 0069). The child's checkpoint, the source's state at
+   * the cut, is stored while the copy is synced (decision 0019).
    */
   async function copyChecked(
     source: SourceHeader,
     header: SessionHeader,
     cut: number,
-    expected: { readonly position: number; readonly checksum: number | undefined },
-  ): Promise<Lease> {
+    expected: {
+      readonly position: number
+      /** Where the record of the cut starts, if known. */
+      readonly start: number | undefined
+      readonly basis: ForkBasis
+    },
+  ): Promise<{ readonly lease: Lease; readonly isCheckpointed: boolean }> {
     const sourceId = source.id
+    const { basis } = expected
     const sum = sumKept()
     const copied = await backend.copyInspected!(sourceId, header, {
       throughSeq: cut,
       inspect: (lines) => sum.addLines(lines),
       sourceHeader: source.text,
+      checkpoint: (childPosition) => {
+        const found = sum.result()
+        const { checksum } = basis
+        // As the child would write at close, and only over the bytes the source wrote.
+        if (!checkInvariants || checksum === undefined || found.checksum !== checksum)
+          return undefined
+        if (found.position !== expected.position || basis.characters < policy.minCharacters)
+          return undefined
+        return encodeCheckpoint({
+          ...basis,
+          checksum,
+          position: childPosition(expected.position),
+          ...(expected.start === undefined ? {} : { start: childPosition(expected.start) }),
+        })
+      },
     })
     const found = sum.result()
     const reason = !copied
       ? `it ends at seq ${found.lastSeq}`
       : found.position !== expected.position
         ? `the record of seq ${cut} ends at ${found.position}, not at ${expected.position}`
-        : expected.checksum !== undefined && found.checksum !== expected.checksum
+        : basis.checksum !== undefined && found.checksum !== basis.checksum
           ? `the records through seq ${cut} are not the ones written`
           : undefined
-    if (copied && reason === undefined) return copied.lease
+    if (copied && reason === undefined)
+      return { lease: copied.lease, isCheckpointed: copied.isCheckpointed }
     if (copied) await discardChild(header.id, copied.lease)
     throw new LogCorruptError(
       backend.describe(sourceId),
@@ -639,6 +673,8 @@ export function createSessionStore(backend: Backend, options: StoreOptions = {})
         : {}),
       resumed,
       stored: scan,
+      // Created listed with no event after the cut: the metadata stands as written.
+      isListed: true,
       ...(isCheckpointed
         ? { checkpointed: { throughSeq: scan.lastSeq, characters: scan.characters } }
         : {}),
@@ -681,7 +717,13 @@ export function createSessionStore(backend: Backend, options: StoreOptions = {})
         ...(createOptions.title === undefined ? {} : { title: createOptions.title }),
       }
       const lease = await backend.create(header)
-      return startSession({ header, events: [], lease, stored: { checksum: 0, characters: 0 } })
+      return startSession({
+        header,
+        events: [],
+        lease,
+        stored: { checksum: 0, characters: 0 },
+        isListed: true,
+      })
     },
 
     async open(id) {

@@ -280,6 +280,37 @@ describe("a JSONL fork's checkpoint", () => {
     await reopened.close()
     await store.close()
   })
+
+  it('is stored with the copy for a fork at the end of an open source, which is listed', async () => {
+    const directory = tempDirectory()
+    const store = await storeOf('jsonl', directory, EVERY_CLOSE)
+    const source = await store.create()
+    for (let turn = 1; turn <= 6; turn++) appendAll(source, closedTurn(turn, prompt(turn)))
+    await source.flush()
+    const end = source.nextSeq - 1
+    const kept = await allEvents(source)
+    const child = await store.fork(source.header.id)
+    const childDirectory = join(directory, 'jsonl', 'sessions', child.header.id)
+    const log = readFileSync(join(childDirectory, 'events.jsonl'))
+    const lastStart = log.lastIndexOf(10, log.length - 2) + 1
+    expect(
+      parseCheckpoint(readFileSync(join(childDirectory, 'checkpoint.json'), 'utf8')),
+    ).toMatchObject({ throughSeq: end, position: log.length, start: lastStart })
+    // Listed as created: the writer did not write the metadata again.
+    expect((await store.list()).find((row) => row.id === child.header.id)).toMatchObject({
+      eventCount: end + 1,
+      updatedAt: child.header.createdAt,
+    })
+    // Events appended after the fork move the checkpoint on at close.
+    appendAll(child, closedTurn(7, prompt(7)))
+    await child.close()
+    await source.close()
+    const reopened = await store.open(child.header.id)
+    expect(reopened.nextSeq).toBeGreaterThan(end + 1)
+    expect(reopened.residentFrom).toBe(reopened.nextSeq)
+    expect((await allEvents(reopened)).slice(0, end + 1)).toEqual(kept)
+    await reopened.close()
+  })
 })
 
 describe("a new JSONL session's lease", () => {

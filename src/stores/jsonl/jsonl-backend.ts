@@ -34,6 +34,8 @@ import { readMeta, writeMeta } from './meta-file.js'
 const LOG = 'events.jsonl'
 const META = 'meta.json'
 const CHECKPOINT = 'checkpoint.json'
+/** The first read of a header line (`readHeader`). */
+const HEADER_READ = 16 * 1024
 
 export async function createJsonlBackend(
   root: string,
@@ -204,9 +206,13 @@ export async function createJsonlBackend(
     async readHeader(id) {
       await mustExist(id)
       const location = `${logOf(id)}:1`
-      const text = await readFirstLine(logOf(id)).catch((error: unknown) => {
-        throw storeFailure(`cannot read ${logOf(id)}`, error)
-      })
+      // A header is a few hundred bytes: a small read first (every open and fork reads it),
+      // the bounded large one only for a header longer than that.
+      const read = (maxBytes?: number) =>
+        readFirstLine(logOf(id), maxBytes).catch((error: unknown) => {
+          throw storeFailure(`cannot read ${logOf(id)}`, error)
+        })
+      const text = (await read(HEADER_READ)) ?? (await read())
       // No header, or the zeros a fork cut short leaves where its header was to be written.
       if (text === undefined || text.startsWith('\0'))
         throw new LogCorruptError(
