@@ -43,6 +43,19 @@ export type CopiedLines = {
   readonly scratch?: Buffer | undefined
 }
 
+/** What a fork's copy may be given beside the cut (`copyPrefix`, `copyInspected`). */
+export type ForkCopyOptions = {
+  /** The source's header as `readHeader` just gave it, if the caller has it (not read again). */
+  readonly sourceHeader?: string
+  /**
+   * Called once the records are copied (and inspected): the child's projection checkpoint, or
+   * undefined for none, stored as `writeCheckpoint` would, with the copy (decision 0019).
+   * `childPosition` turns a position in the source into the same record's in the child. A
+   * failure to store it is no error: the result's `isCheckpointed` says whether it was.
+   */
+  readonly checkpoint?: (childPosition: (position: number) => number) => string | undefined
+}
+
 /** The header as stored, still to be parsed and checked. */
 export type StoredHeader = { readonly text: string; readonly location: string }
 
@@ -116,15 +129,16 @@ export interface Backend {
   /**
    * Creates session `header.id` holding a byte-exact copy of the source's events
    * `[0..throughSeq]` (`position` is where event `throughSeq` ends), and takes its lease.
+   * `isCheckpointed`: `options.checkpoint` was stored (as in `copyInspected`); a backend may
+   * ignore it.
    */
   copyPrefix(
     sourceId: string,
     header: SessionHeader,
     throughSeq: number,
     position: number | undefined,
-    /** The source's header as `readHeader` just gave it, if the caller has it (not read again). */
-    sourceHeader?: string,
-  ): Promise<Lease>
+    options?: ForkCopyOptions,
+  ): Promise<{ readonly lease: Lease; readonly isCheckpointed: boolean }>
   /**
    * `copyPrefix` for a cut whose position is not known, reading the kept records once (B11,
    * decision 0069): creates session `header.id` holding a byte-exact copy of the source's
@@ -137,19 +151,9 @@ export interface Backend {
   copyInspected?(
     sourceId: string,
     header: SessionHeader,
-    options: {
+    options: ForkCopyOptions & {
       readonly throughSeq: number | undefined
       readonly inspect: (lines: CopiedLines) => boolean
-      /** The source's header as `readHeader` just gave it, if the caller has it. */
-      readonly sourceHeader?: string
-      /**
-       * Called once the records are copied and inspected: the child's projection checkpoint
-       * (or undefined for none), stored as `writeCheckpoint` would while the copy is made
-       * durable (decision 0019). `childPosition` turns a position in the source (as `inspect`
-       * saw it) into the same record's in the child. `isCheckpointed` says whether it was
-       * stored: a failure to store it is no error.
-       */
-      readonly checkpoint?: (childPosition: (position: number) => number) => string | undefined
     },
   ): Promise<
     | { readonly lease: Lease; readonly eventCount: number; readonly isCheckpointed: boolean }

@@ -30,12 +30,13 @@ export type KeptScanResult = KeptScan & { readonly lastSeq: number }
 /**
  * Takes the kept records of a fork in order from seq 0 and gathers what the child needs
  * (`KeptScan`) off each envelope, without checking the events again (decision 0067). Records
- * come as text (`addText`) or as the stored bytes a copy read (`addLines`, so a byte copy need
+ * come as text (`addTexts`) or as the stored bytes a copy read (`addLines`, so a byte copy need
  * not decode them). Each returns false when a record is not in the form this store writes,
  * after which the scanner takes no more.
  */
 export type KeptScanner = {
-  addText(text: string, position: number): boolean
+  /** The records `texts[i]`, ending at `positions[i]`, in order. */
+  addTexts(texts: readonly string[], positions: readonly number[]): boolean
   addLines(lines: CopiedLines): boolean
   /**
    * What the records taken so far add up to, or undefined when one was refused or fewer than
@@ -70,11 +71,16 @@ export function createKeptScanner(): KeptScanner {
   state[OPEN_TURN_SEQ] = -1
   state[HEADER_SEQ] = -1
   return {
-    addText(text, end) {
+    addTexts(texts, positions) {
       if (state[IS_REFUSED]) return false
-      state[CHECKSUM] = checksumOf(text, state[CHECKSUM]!)
-      state[CHARACTERS]! += text.length
-      return takeText(state, text, end)
+      for (let index = 0; index < texts.length; index++) {
+        const text = texts[index]!
+        if (!takeText(state, text, positions[index]!)) return false
+        // One CRC per record: joining a batch of long strings first costs several times more.
+        state[CHECKSUM] = checksumOf(text, state[CHECKSUM]!)
+        state[CHARACTERS]! += text.length
+      }
+      return true
     },
     addLines: (lines) => scanLines(state, lines),
     result(cut) {
@@ -305,22 +311,44 @@ export async function scanKept(
   cut: number | undefined,
 ): Promise<KeptScanResult | undefined> {
   const scanner = createKeptScanner()
+  const texts: string[] = []
+  const positions: number[] = []
   for await (const batch of backend.records(id, cut === undefined ? {} : { throughSeq: cut })) {
+    texts.length = 0
+    positions.length = 0
     for (const record of batch) {
       // A torn last line is no event: the log ends before it.
       if (record.kind === 'torn') break
-      if (!scanner.addText(record.text, record.position)) return undefined
+      texts.push(record.text)
+      positions.push(record.position)
     }
+    if (!scanner.addTexts(texts, positions)) return undefined
   }
   return scanner.result(cut)
 }
 
-/** The type of a stored line as `envelopeLine` writes it (`{"seq":N,"time":T,"type":"…"`). */
+/**
+ * The type of a stored line as `envelopeLine` writes it (`{"seq":N,"time":T,"type":"…"`): the
+ * type when it is one the scan looks into, '' for any other, undefined when the line does not
+ * start so. Read in place, without building a string per line.
+ */
 function envelopeType(text: string, seq: number): string | undefined {
-  const head = `{"seq":${seq},"time":`
-  if (!text.startsWith(head)) return undefined
-  const at = text.indexOf(',"type":"', head.length)
-  if (at < 0) return undefined
-  const end = text.indexOf('"', at + 9)
-  return end < 0 ? undefined : text.slice(at + 9, end)
+  if (!text.startsWith('{"seq":')) return undefined
+  let at = 7
+  let value = 0
+  for (let code = text.charCodeAt(at); code >= 48 && code <= 57; code = text.charCodeAt(++at))
+    value = value * 10 + code - 48
+  // As `{"seq":${seq},` writes it: no sign, no leading zero.
+  if (at === 7 || value !== seq || (text.charCodeAt(7) === 48 && at > 8)) return undefined
+  if (!text.startsWith(',"time":', at)) return undefined
+  const typeKey = text.indexOf(',"type":"', at + 8)
+  if (typeKey < 0) return undefined
+  const typeStart = typeKey + 9
+  if (text.indexOf('"', typeStart) < 0) return undefined
+  for (let index = 0; index < SCANNED_TYPES.length; index++) {
+    const type = SCANNED_TYPES[index]![0]
+    if (text.startsWith(type, typeStart) && text.charCodeAt(typeStart + type.length) === 34)
+      return type
+  }
+  return ''
 }

@@ -20,7 +20,7 @@ import {
   type SessionEvent,
   type SessionHeader,
 } from '../core/index.js'
-import type { Backend, BatchWriter } from './backend.js'
+import type { Backend, BatchWriter, ForkCopyOptions } from './backend.js'
 import {
   type Checkpoint,
   checksumOf,
@@ -62,6 +62,13 @@ import { createWriteBehindSink } from './write-behind.js'
  * (`loadProjection`), as one opened from its checkpoint does; a shorter one is ready at open.
  */
 const PROJECT_ON_DEMAND = 16_384
+
+/** `checkpoint` as an optional property (exactOptionalPropertyTypes). */
+function optionalCheckpoint(
+  checkpoint: ForkCopyOptions['checkpoint'],
+): Pick<ForkCopyOptions, 'checkpoint'> {
+  return checkpoint === undefined ? {} : { checkpoint }
+}
 
 /** A fork's source: its header, and the header's stored text (`Backend.readHeader`). */
 type SourceHeader = SessionHeader & { readonly text: string }
@@ -419,10 +426,10 @@ export function createSessionStore(backend: Backend, options: StoreOptions = {})
       const start = cut > 0 ? open.writer.positionOf(cut - 1) : undefined
       const copied = backend.copyInspected
         ? await copyChecked(source, header, cut, { position, start, basis })
-        : {
-            lease: await backend.copyPrefix(source.id, header, cut, position, source.text),
-            isCheckpointed: false,
-          }
+        : await backend.copyPrefix(source.id, header, cut, position, {
+            sourceHeader: source.text,
+            ...optionalCheckpoint(forkCheckpoint(basis, position, start)),
+          })
       return startSession({
         header,
         events: [],
@@ -447,7 +454,9 @@ export function createSessionStore(backend: Backend, options: StoreOptions = {})
     // The child's checker is built while the copy's reads, writes and syncs run in the thread
     // pool, so the fork costs about the copy, not the copy plus a walk of the kept events.
     const [copied, checked] = await Promise.allSettled([
-      backend.copyPrefix(source.id, header, cut, position, source.text),
+      backend
+        .copyPrefix(source.id, header, cut, position, { sourceHeader: source.text })
+        .then((copied) => copied.lease),
       checkInvariants ? checkerOverInSlices(kept) : Promise.resolve(undefined),
     ])
     if (copied.status === 'rejected') throw copied.reason
@@ -500,8 +509,12 @@ export function createSessionStore(backend: Backend, options: StoreOptions = {})
     if (scan && end >= 0) {
       if (scan.openTurnSeq !== undefined) throw openTurnAt(id, end, scan)
       const header = childHeader(source, end)
-      const lease = await backend.copyPrefix(id, header, end, scan.position, source.text)
-      return startScanned(header, scan, lease, boundaries, false)
+      const covered = { ...scannedCovered(scan, boundaries), checksum: scan.checksum }
+      const { lease, isCheckpointed } = await backend.copyPrefix(id, header, end, scan.position, {
+        sourceHeader: source.text,
+        ...optionalCheckpoint(forkCheckpoint(covered, scan.position, scan.start)),
+      })
+      return startScanned(header, scan, lease, boundaries, isCheckpointed)
     }
     const loaded = await loadEvents(backend, id, {
       trusted: true,
@@ -509,7 +522,9 @@ export function createSessionStore(backend: Backend, options: StoreOptions = {})
     })
     const cut = forkCut(id, loaded.events, atSeq)
     const header = childHeader(source, cut)
-    const lease = await backend.copyPrefix(id, header, cut, loaded.positions[cut], source.text)
+    const { lease } = await backend.copyPrefix(id, header, cut, loaded.positions[cut], {
+      sourceHeader: source.text,
+    })
     // Read through an explicit cut exactly, the loader's checker stands at the cut.
     return startSession({
       header,
@@ -543,16 +558,10 @@ export function createSessionStore(backend: Backend, options: StoreOptions = {})
       sourceHeader: source.text,
       checkpoint: (childPosition) => {
         const scan = scanner.result(cut)
-        // As the child would write at close (`writeCheckpoint`): with a checker, for a log
-        // long enough, and not for a cut the caller refuses.
-        if (!scan || scan.openTurnSeq !== undefined || !checkInvariants) return undefined
-        if (scan.characters < policy.minCharacters) return undefined
-        return encodeCheckpoint({
-          ...scannedCovered(scan, boundaries),
-          position: childPosition(scan.position),
-          ...(scan.start === undefined ? {} : { start: childPosition(scan.start) }),
-          checksum: scan.checksum,
-        })
+        // Not for a cut the caller refuses (inside a turn).
+        if (!scan || scan.openTurnSeq !== undefined) return undefined
+        const covered = { ...scannedCovered(scan, boundaries), checksum: scan.checksum }
+        return forkCheckpoint(covered, scan.position, scan.start)?.(childPosition)
       },
     })
     if (!copied) return undefined
@@ -589,18 +598,10 @@ export function createSessionStore(backend: Backend, options: StoreOptions = {})
       sourceHeader: source.text,
       checkpoint: (childPosition) => {
         const found = sum.result()
-        const { checksum } = basis
-        // As the child would write at close, and only over the bytes the source wrote.
-        if (!checkInvariants || checksum === undefined || found.checksum !== checksum)
+        // Only over the bytes the source wrote (else the fork is refused below).
+        if (found.checksum !== basis.checksum || found.position !== expected.position)
           return undefined
-        if (found.position !== expected.position || basis.characters < policy.minCharacters)
-          return undefined
-        return encodeCheckpoint({
-          ...basis,
-          checksum,
-          position: childPosition(expected.position),
-          ...(expected.start === undefined ? {} : { start: childPosition(expected.start) }),
-        })
+        return forkCheckpoint(basis, expected.position, expected.start)?.(childPosition)
       },
     })
     const found = sum.result()
@@ -627,6 +628,31 @@ export function createSessionStore(backend: Backend, options: StoreOptions = {})
     } finally {
       await lease.release()
     }
+  }
+
+  /**
+   * The child's checkpoint at the cut, as the child would write it at close (decision 0019):
+   * from what the store knows there (`covered`, with where the cut's record ends and starts in
+   * the source), when there is a checker, a checksum, and enough characters to be worth one.
+   */
+  function forkCheckpoint(
+    covered: Covered & { readonly throughSeq: number },
+    position: number,
+    start: number | undefined,
+  ): ForkCopyOptions['checkpoint'] {
+    const { checksum } = covered
+    if (!checkInvariants || !backend.writeCheckpoint || checksum === undefined) return undefined
+    if (covered.characters < policy.minCharacters) return undefined
+    return (childPosition) =>
+      encodeCheckpoint({
+        throughSeq: covered.throughSeq,
+        position: childPosition(position),
+        ...(start === undefined ? {} : { start: childPosition(start) }),
+        checksum,
+        characters: covered.characters,
+        checker: covered.checker,
+        projection: covered.projection,
+      })
   }
 
   /**

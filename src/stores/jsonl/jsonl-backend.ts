@@ -17,7 +17,7 @@ import {
 } from 'node:fs/promises'
 import { join } from 'node:path'
 import { LogCorruptError, type SessionHeader } from '../../core/index.js'
-import type { Backend, StoredRecord } from '../backend.js'
+import type { Backend, ForkCopyOptions, StoredRecord } from '../backend.js'
 import { createBlobStore } from '../blob-store.js'
 import { sessionExists, sessionNotFound, storeFailure } from '../errors.js'
 import { syncDirectory } from '../fs-sync.js'
@@ -257,18 +257,20 @@ export async function createJsonlBackend(
     async openWriter(id, start) {
       return openJsonlWriter({ logPath: logOf(id), metaPath: metaOf(id), start, counters })
     },
-    async copyPrefix(sourceId, header, throughSeq, position, sourceHeader) {
+    async copyPrefix(sourceId, header, throughSeq, position, options = {}) {
       const sourcePath = logOf(sourceId)
-      const from = await eventsStart(sourcePath, sourceHeader)
+      const from = await eventsStart(sourcePath, options.sourceHeader)
       const to = throughSeq < 0 || position === undefined ? from : position
-      return createLeased(
+      const created = await createWith(
         header,
         async (log, start) => ({
           bytes: await copyRange({ sourcePath, from, to, target: log, at: start, pool }),
           events: throughSeq + 1,
         }),
         header.createdAt,
+        childCheckpoint(options.checkpoint, from),
       )
+      return { lease: created!.lease, isCheckpointed: created!.isCheckpointed }
     },
     async copyInspected(sourceId, header, options) {
       const sourcePath = logOf(sourceId)
@@ -286,8 +288,7 @@ export async function createJsonlBackend(
             pool,
           }),
         header.createdAt,
-        options.checkpoint &&
-          ((start) => options.checkpoint!((position) => position - from + start)),
+        childCheckpoint(options.checkpoint, from),
       )
     },
     async readCheckpoint(id) {
@@ -330,6 +331,17 @@ export async function createJsonlBackend(
 async function eventsStart(path: string, headerText: string | undefined): Promise<number> {
   const text = headerText ?? (await readFirstLine(path))
   return Buffer.byteLength(text ?? '', 'utf8') + 1
+}
+
+/**
+ * `ForkCopyOptions.checkpoint` for `createWith`: the source's events start at `from`, the
+ * child's at `start` (after its own header), so a position moves by the difference.
+ */
+function childCheckpoint(
+  checkpoint: ForkCopyOptions['checkpoint'],
+  from: number,
+): ((start: number) => string | undefined) | undefined {
+  return checkpoint && ((start) => checkpoint((position) => position - from + start))
 }
 
 /**

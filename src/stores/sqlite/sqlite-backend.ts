@@ -338,13 +338,18 @@ export function createSqliteBackend(path: string, counters: StoreCounters | unde
         },
       }
     },
-    async copyPrefix(sourceId, header, throughSeq) {
-      return commit(`cannot fork session ${sourceId}`, () => {
+    async copyPrefix(sourceId, header, throughSeq, _position, options) {
+      // Positions are seqs, the same in the child. The checkpoint goes in the copy's commit,
+      // not in one more synced commit when the child closes (decision 0019).
+      const checkpoint = options?.checkpoint?.((seq) => seq)
+      const lease = commit(`cannot fork session ${sourceId}`, () => {
         // The child is indexed for search when a search runs, like any append.
         insertSession(header, throughSeq + 1)
         statements.copyEvents.run(header.id, sourceId, throughSeq)
+        if (checkpoint !== undefined) statements.writeCheckpoint.run(header.id, checkpoint)
         return takeLease(header.id)
       })
+      return { lease, isCheckpointed: checkpoint !== undefined }
     },
     readCheckpoint: async (id) => reading(() => statements.readCheckpoint.get(id), id)?.body,
     async writeCheckpoint(id, text) {
