@@ -56,6 +56,15 @@ export type ForkCopyOptions = {
   readonly checkpoint?: (childPosition: (position: number) => number) => string | undefined
 }
 
+/**
+ * Complete records read by a copy as text (a database backend's `copyInspected`), in order:
+ * record `texts[i]` ends at `positions[i]`. Valid only during the call it is passed to.
+ */
+export type CopiedTexts = {
+  readonly texts: readonly string[]
+  readonly positions: readonly number[]
+}
+
 /** The header as stored, still to be parsed and checked. */
 export type StoredHeader = { readonly text: string; readonly location: string }
 
@@ -153,7 +162,7 @@ export interface Backend {
     header: SessionHeader,
     options: ForkCopyOptions & {
       readonly throughSeq: number | undefined
-      readonly inspect: (lines: CopiedLines) => boolean
+      readonly inspect: (records: CopiedLines | CopiedTexts) => boolean
     },
   ): Promise<
     | { readonly lease: Lease; readonly eventCount: number; readonly isCheckpointed: boolean }

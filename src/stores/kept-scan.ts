@@ -6,7 +6,7 @@
  */
 import { crc32 } from 'node:zlib'
 import type { ProjectionState } from '../core/index.js'
-import type { Backend, CopiedLines } from './backend.js'
+import type { Backend, CopiedLines, CopiedTexts } from './backend.js'
 import { checksumOf } from './checkpoint.js'
 
 /** What a fork needs of the kept events `[0..cut]`, read off their envelopes (`scanKept`). */
@@ -38,6 +38,8 @@ export type KeptScanner = {
   /** The records `texts[i]`, ending at `positions[i]`, in order. */
   addTexts(texts: readonly string[], positions: readonly number[]): boolean
   addLines(lines: CopiedLines): boolean
+  /** `addTexts` or `addLines`, whichever `records` are. */
+  add(records: CopiedLines | CopiedTexts): boolean
   /**
    * What the records taken so far add up to, or undefined when one was refused or fewer than
    * `cut + 1` were taken (a log that ends before the cut).
@@ -83,6 +85,11 @@ export function createKeptScanner(): KeptScanner {
       return true
     },
     addLines: (lines) => scanLines(state, lines),
+    add(records) {
+      return 'texts' in records
+        ? this.addTexts(records.texts, records.positions)
+        : scanLines(state, records)
+    },
     result(cut) {
       const seq = state[SEQ]!
       if (state[IS_REFUSED] || (cut !== undefined && seq !== cut + 1)) return undefined
@@ -236,15 +243,20 @@ export type KeptSum = {
  * Sums the records a fork copies from a source that knows what it wrote (checksum and where
  * its last record ends), to compare: bytes only, no record parsed.
  */
-export function sumKept(): { addLines(lines: CopiedLines): true; result(): KeptSum } {
+export function sumKept(): {
+  add(records: CopiedLines | CopiedTexts): true
+  result(): KeptSum
+} {
   let count = 0
   let position = 0
   let checksum = 0
   return {
-    addLines(lines) {
-      checksum = linesChecksum(lines, checksum)
-      count += lines.positions.length
-      position = lines.positions.at(-1) ?? position
+    add(records) {
+      if ('texts' in records)
+        for (const text of records.texts) checksum = checksumOf(text, checksum)
+      else checksum = linesChecksum(records, checksum)
+      count += records.positions.length
+      position = records.positions.at(-1) ?? position
       return true
     },
     result: () => ({ lastSeq: count - 1, position, checksum }),

@@ -554,7 +554,7 @@ export function createSessionStore(backend: Backend, options: StoreOptions = {})
     const scanner = createKeptScanner()
     const copied = await backend.copyInspected!(source.id, header, {
       throughSeq: cut,
-      inspect: (lines) => scanner.addLines(lines),
+      inspect: (records) => scanner.add(records),
       sourceHeader: source.text,
       checkpoint: (childPosition) => {
         const scan = scanner.result(cut)
@@ -594,7 +594,7 @@ export function createSessionStore(backend: Backend, options: StoreOptions = {})
     const sum = sumKept()
     const copied = await backend.copyInspected!(sourceId, header, {
       throughSeq: cut,
-      inspect: (lines) => sum.addLines(lines),
+      inspect: (records) => sum.add(records),
       sourceHeader: source.text,
       checkpoint: (childPosition) => {
         const found = sum.result()

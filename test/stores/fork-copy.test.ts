@@ -8,6 +8,7 @@ import { randomUUID } from 'node:crypto'
 import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { hostname } from 'node:os'
 import { join } from 'node:path'
+import Database from 'better-sqlite3'
 import { describe, expect, it } from 'vitest'
 import { project, type SessionEvent, type SessionHeader } from '../../src/index.js'
 import type { Backend } from '../../src/stores/backend.js'
@@ -109,7 +110,8 @@ describe.each(FILE_STORE_KINDS)('fork by copy in the %s store', (kind) => {
     const directory = tempDirectory()
     const inner = await backendOf(kind, directory)
     const reads = { records: 0 }
-    // Counts what the store reads through `records`: a one-pass copy reads none.
+    // Counts what the store reads through `records`: a one-pass copy reads none (decisions
+    // 0069, 0019).
     const backend: Backend = {
       ...inner,
       async *records(id, range) {
@@ -126,7 +128,7 @@ describe.each(FILE_STORE_KINDS)('fork by copy in the %s store', (kind) => {
     const child = await store.fork(id, { atSeq: cut })
     await child.close()
     await store.close()
-    expect(reads.records).toBe(kind === 'jsonl' ? 0 : cut + 1)
+    expect(reads.records).toBe(0)
     const source = await storedLines(kind, directory, id)
     expect(await storedLines(kind, directory, child.header.id)).toEqual(source.slice(0, cut + 1))
     if (kind === 'jsonl') {
@@ -183,6 +185,29 @@ describe('fork of an open JSONL session', () => {
       message: expect.stringMatching(/changed after it was opened.*ends at/),
     })
     expect(readdirSync(join(directory, 'jsonl', 'sessions'))).toEqual([session.header.id])
+    expect((await store.list()).length).toBe(listed)
+    await session.close()
+  })
+})
+
+describe('fork of an open SQLite session', () => {
+  it('refuses to copy an open source whose rows changed after it was opened', async () => {
+    const directory = tempDirectory()
+    const store = await storeOf('sqlite', directory, EVERY_CLOSE)
+    const session = await store.create()
+    for (let turn = 1; turn <= 4; turn++) appendAll(session, closedTurn(turn, prompt(turn)))
+    await session.flush()
+    const listed = (await store.list()).length
+    // A letter of a kept prompt changed behind the open session, as a hand edit would.
+    const db = new Database(join(directory, 'sessions.db'))
+    db.prepare(
+      "UPDATE events SET line = replace(line, 'turn 2:', 'turn 9:') WHERE session_id = ? AND seq = 13",
+    ).run(session.header.id)
+    db.close()
+    await expect(store.fork(session.header.id)).rejects.toMatchObject({
+      code: 'LOG_CORRUPT',
+      message: expect.stringMatching(/changed after it was opened.*not the ones written/),
+    })
     expect((await store.list()).length).toBe(listed)
     await session.close()
   })
