@@ -91,9 +91,9 @@ export async function createJsonlBackend(
    *    (`readHeader`), never a shorter child whose header names a longer cut. Meanwhile the
    *    new directory's entry is synced and the checkpoint written: a crash then leaves the
    *    same refused, unlisted directory.
-   * 2. The header and its sync; meanwhile the metadata for `list` (after the header, so a
-   *    listed session has one) and the sync of the session's directory, which commits the
-   *    entries of the log, the lease and the metadata.
+   * 2. The header, then its sync; meanwhile the metadata for `list` (written after the
+   *    header, as before) and the sync of the session's directory, which commits the entries
+   *    of the log, the lease and the metadata.
    */
   async function createWith(
     header: SessionHeader,
@@ -133,15 +133,14 @@ export async function createJsonlBackend(
                   },
                 ),
           ])
+          await log.write(headerLine, 0, headerLine.length, 0)
           await settleAll([
-            (async () => {
-              await log.write(headerLine, 0, headerLine.length, 0)
-              await log.datasync()
+            log.datasync().then(() => {
               if (counters) {
                 counters.syncs++
                 counters.bytesWritten += headerLine.length + bytes
               }
-            })(),
+            }),
             (async () => {
               await writeMeta(metaOf(header.id), { header, eventCount: events, updatedAt })
               await syncDirectory(directory, counters)
