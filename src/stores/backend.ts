@@ -40,7 +40,29 @@ export type CopiedLines = {
   /** Every byte of the records is ASCII. */
   readonly isAscii: boolean
   /** A buffer the inspector may overwrite during the call, when the backend has one spare. */
-  readonly scratch?: Buffer
+  readonly scratch?: Buffer | undefined
+}
+
+/** What a fork's copy may be given beside the cut (`copyPrefix`, `copyInspected`). */
+export type ForkCopyOptions = {
+  /** The source's header as `readHeader` just gave it, if the caller has it (not read again). */
+  readonly sourceHeader?: string
+  /**
+   * Called once the records are copied (and inspected): the child's projection checkpoint, or
+   * undefined for none, stored as `writeCheckpoint` would, with the copy (decision 0019).
+   * `childPosition` turns a position in the source into the same record's in the child. A
+   * failure to store it is no error: the result's `isCheckpointed` says whether it was.
+   */
+  readonly checkpoint?: (childPosition: (position: number) => number) => string | undefined
+}
+
+/**
+ * Complete records read by a copy as text (a database backend's `copyInspected`), in order:
+ * record `texts[i]` ends at `positions[i]`. Valid only during the call it is passed to.
+ */
+export type CopiedTexts = {
+  readonly texts: readonly string[]
+  readonly positions: readonly number[]
 }
 
 /** The header as stored, still to be parsed and checked. */
@@ -59,6 +81,11 @@ export type WriterStart = {
   readonly positions?: readonly number[]
   /** The seq of `positions[0]` (default 0). */
   readonly positionsFrom?: number
+  /**
+   * The metadata for `list` holds exactly this start already (the session was just created
+   * with it, a fork's child say): a writer need not write it again at open.
+   */
+  readonly isListed?: boolean
 }
 
 /** Appends batches of events to one session's log. */
@@ -111,13 +138,16 @@ export interface Backend {
   /**
    * Creates session `header.id` holding a byte-exact copy of the source's events
    * `[0..throughSeq]` (`position` is where event `throughSeq` ends), and takes its lease.
+   * `isCheckpointed`: `options.checkpoint` was stored (as in `copyInspected`); a backend may
+   * ignore it.
    */
   copyPrefix(
     sourceId: string,
     header: SessionHeader,
     throughSeq: number,
     position: number | undefined,
-  ): Promise<Lease>
+    options?: ForkCopyOptions,
+  ): Promise<{ readonly lease: Lease; readonly isCheckpointed: boolean }>
   /**
    * `copyPrefix` for a cut whose position is not known, reading the kept records once (B11,
    * decision 0069): creates session `header.id` holding a byte-exact copy of the source's
@@ -130,11 +160,14 @@ export interface Backend {
   copyInspected?(
     sourceId: string,
     header: SessionHeader,
-    options: {
+    options: ForkCopyOptions & {
       readonly throughSeq: number | undefined
-      readonly inspect: (lines: CopiedLines) => boolean
+      readonly inspect: (records: CopiedLines | CopiedTexts) => boolean
     },
-  ): Promise<{ readonly lease: Lease; readonly eventCount: number } | undefined>
+  ): Promise<
+    | { readonly lease: Lease; readonly eventCount: number; readonly isCheckpointed: boolean }
+    | undefined
+  >
   list(options: Required<Pick<ListOptions, 'limit'>> & ListOptions): Promise<SessionListing[]>
   /** Removes a session's log, metadata and index entries; the caller holds its lease. */
   remove(id: string): Promise<void>

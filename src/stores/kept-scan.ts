@@ -6,13 +6,15 @@
  */
 import { crc32 } from 'node:zlib'
 import type { ProjectionState } from '../core/index.js'
-import type { Backend, CopiedLines } from './backend.js'
+import type { Backend, CopiedLines, CopiedTexts } from './backend.js'
 import { checksumOf } from './checkpoint.js'
 
 /** What a fork needs of the kept events `[0..cut]`, read off their envelopes (`scanKept`). */
 export type KeptScan = {
   /** Where the record of the cut ends. */
   readonly position: number
+  /** Where the record of the cut starts (the end of the one before), for a cut past seq 0. */
+  readonly start?: number
   readonly checksum: number
   readonly characters: number
   /** The number of the last turn started, and the seq of a turn open at the cut, if any. */
@@ -28,13 +30,16 @@ export type KeptScanResult = KeptScan & { readonly lastSeq: number }
 /**
  * Takes the kept records of a fork in order from seq 0 and gathers what the child needs
  * (`KeptScan`) off each envelope, without checking the events again (decision 0067). Records
- * come as text (`addText`) or as the stored bytes a copy read (`addLines`, so a byte copy need
+ * come as text (`addTexts`) or as the stored bytes a copy read (`addLines`, so a byte copy need
  * not decode them). Each returns false when a record is not in the form this store writes,
  * after which the scanner takes no more.
  */
 export type KeptScanner = {
-  addText(text: string, position: number): boolean
+  /** The records `texts[i]`, ending at `positions[i]`, in order. */
+  addTexts(texts: readonly string[], positions: readonly number[]): boolean
   addLines(lines: CopiedLines): boolean
+  /** `addTexts` or `addLines`, whichever `records` are. */
+  add(records: CopiedLines | CopiedTexts): boolean
   /**
    * What the records taken so far add up to, or undefined when one was refused or fewer than
    * `cut + 1` were taken (a log that ends before the cut).
@@ -42,105 +47,188 @@ export type KeptScanner = {
   result(cut: number | undefined): KeptScanResult | undefined
 }
 
+/*
+ * The scan's state lives in a Float64Array and its loops in module functions, not in an
+ * object per fork: V8 compiles optimized code against the shapes of the objects it meets,
+ * holds those shapes weakly, and a fork's objects die with it, so after the next full
+ * collection the code was thrown away and every fork compiled it again (about 30 ms of CPU on
+ * V8's threads per 20 MB fork, B11). A typed array's shape lives as long as the program.
+ */
+const SEQ = 0
+const POSITION = 1
+const CHECKSUM = 2
+const CHARACTERS = 3
+const LAST_TURN = 4
+/** The seq of the turn open at the last record taken, or -1. */
+const OPEN_TURN_SEQ = 5
+const FROM = 6
+/** The seq of the last `request/header`, or -1. */
+const HEADER_SEQ = 7
+const IS_REFUSED = 8
+/** Where the last record taken starts, once one was taken before it. */
+const START = 9
+
 export function createKeptScanner(): KeptScanner {
-  let seq = 0
-  let position = 0
-  let checksum = 0
-  let characters = 0
-  let lastTurn = 0
-  let openTurnSeq: number | undefined
-  let from = 0
-  let headerSeq: number | undefined
-  let isRefused = false
-  const sum = createLinesChecksum()
-
-  /** Takes the record of `seq` once its type is known; `text` parses it (turn starts, compactions). */
-  function take(type: string | undefined, text: () => string, end: number): boolean {
-    if (type === undefined) return refuse()
-    position = end
-    if (type === 'turn/start') {
-      const turn = (JSON.parse(text()) as { data?: { turn?: unknown } }).data?.turn
-      if (typeof turn !== 'number') return refuse()
-      lastTurn = turn
-      openTurnSeq = seq
-    } else if (type === 'turn/end') openTurnSeq = undefined
-    else if (type === 'request/header') headerSeq = seq
-    else if (type === 'compaction') {
-      const kept = (JSON.parse(text()) as { data?: { firstKeptSeq?: unknown } }).data?.firstKeptSeq
-      if (typeof kept !== 'number') return refuse()
-      from = kept
-    }
-    seq++
-    return true
-  }
-
-  function refuse(): false {
-    isRefused = true
-    return false
-  }
-
+  const state = new Float64Array(10)
+  state[OPEN_TURN_SEQ] = -1
+  state[HEADER_SEQ] = -1
   return {
-    addText(text, end) {
-      if (isRefused) return false
-      checksum = checksumOf(text, checksum)
-      characters += text.length
-      return take(envelopeType(text, seq), () => text, end)
-    },
-    addLines(lines) {
-      if (isRefused) return false
-      const { bytes, starts, ends, positions } = lines
-      for (let index = 0; index < positions.length; index++) {
-        const start = starts[index]!
-        const end = ends[index]!
-        const type = envelopeTypeOfBytes(bytes, start, end, seq)
-        if (!take(type, () => bytes.toString('utf8', start, end), positions[index]!)) return false
-        characters += lines.isAscii ? end - start : bytes.toString('utf8', start, end).length
+    addTexts(texts, positions) {
+      if (state[IS_REFUSED]) return false
+      for (let index = 0; index < texts.length; index++) {
+        const text = texts[index]!
+        if (!takeText(state, text, positions[index]!)) return false
+        // One CRC per record: joining a batch of long strings first costs several times more.
+        state[CHECKSUM] = checksumOf(text, state[CHECKSUM]!)
+        state[CHARACTERS]! += text.length
       }
-      checksum = sum(lines, checksum)
       return true
     },
+    addLines: (lines) => scanLines(state, lines),
+    add(records) {
+      return 'texts' in records
+        ? this.addTexts(records.texts, records.positions)
+        : scanLines(state, records)
+    },
     result(cut) {
-      if (isRefused || (cut !== undefined && seq !== cut + 1)) return undefined
+      const seq = state[SEQ]!
+      if (state[IS_REFUSED] || (cut !== undefined && seq !== cut + 1)) return undefined
+      const openTurnSeq = state[OPEN_TURN_SEQ]!
+      const headerSeq = state[HEADER_SEQ]!
       return {
         lastSeq: seq - 1,
-        position,
-        checksum,
-        characters,
-        lastTurn,
-        openTurnSeq,
-        projection: { from, ...(headerSeq === undefined ? {} : { headerSeq }) },
+        position: state[POSITION]!,
+        ...(seq > 1 ? { start: state[START]! } : {}),
+        checksum: state[CHECKSUM]!,
+        characters: state[CHARACTERS]!,
+        lastTurn: state[LAST_TURN]!,
+        openTurnSeq: openTurnSeq < 0 ? undefined : openTurnSeq,
+        projection: { from: state[FROM]!, ...(headerSeq < 0 ? {} : { headerSeq }) },
       }
     },
   }
 }
+
+/** Takes the stored line `text` as the record of the next seq, ending at `end`. */
+function takeText(state: Float64Array, text: string, end: number): boolean {
+  const type = envelopeType(text, state[SEQ]!)
+  if (type === undefined) return refuse(state)
+  if (type === 'turn/start') return takeTurnStart(state, turnOfText(text), end)
+  if (type === 'compaction') return takeCompaction(state, text, end)
+  take(state, type, end)
+  return true
+}
+
+/** `KeptScanner.addLines`. */
+function scanLines(state: Float64Array, lines: CopiedLines): boolean {
+  if (state[IS_REFUSED]) return false
+  const { bytes, starts, ends, positions, isAscii } = lines
+  for (let index = 0; index < positions.length; index++) {
+    const start = starts[index]!
+    const end = ends[index]!
+    const position = positions[index]!
+    const type = envelopeTypeOfBytes(bytes, start, end, state[SEQ]!)
+    if (type === undefined) return refuse(state)
+    if (type === 'turn/start') {
+      if (!takeTurnStart(state, turnOfBytes(bytes, start, end), position)) return false
+    } else if (type === 'compaction') {
+      if (!takeCompaction(state, bytes.toString('utf8', start, end), position)) return false
+    } else take(state, type, position)
+    state[CHARACTERS]! += isAscii ? end - start : bytes.toString('utf8', start, end).length
+  }
+  state[CHECKSUM] = linesChecksum(lines, state[CHECKSUM]!)
+  return true
+}
+
+/** Takes the record of the next seq, of `type` (neither a turn start nor a compaction). */
+function take(state: Float64Array, type: string, end: number): void {
+  if (type === 'turn/end') state[OPEN_TURN_SEQ] = -1
+  else if (type === 'request/header') state[HEADER_SEQ] = state[SEQ]!
+  state[START] = state[POSITION]!
+  state[POSITION] = end
+  state[SEQ]!++
+}
+
+function takeTurnStart(state: Float64Array, turn: unknown, end: number): boolean {
+  if (typeof turn !== 'number') return refuse(state)
+  state[LAST_TURN] = turn
+  state[OPEN_TURN_SEQ] = state[SEQ]!
+  take(state, 'turn/start', end)
+  return true
+}
+
+function takeCompaction(state: Float64Array, text: string, end: number): boolean {
+  const kept = (JSON.parse(text) as { data?: { firstKeptSeq?: unknown } }).data?.firstKeptSeq
+  if (typeof kept !== 'number') return refuse(state)
+  state[FROM] = kept
+  take(state, 'compaction', end)
+  return true
+}
+
+function refuse(state: Float64Array): false {
+  state[IS_REFUSED] = 1
+  return false
+}
+
+function turnOfText(text: string): unknown {
+  return (JSON.parse(text) as { data?: { turn?: unknown } }).data?.turn
+}
+
+const TURN_START_DATA = Buffer.from('"type":"turn/start","data":{"turn":', 'latin1')
+
+/**
+ * The `turn` of a `turn/start` line `[start, end)`, read off the bytes when its data begins
+ * with it as the agent writes it (`{"turn":N,…`); any other form is parsed.
+ */
+function turnOfBytes(bytes: Buffer, start: number, end: number): unknown {
+  const at = bytes.indexOf(TURN_START_DATA, start)
+  if (at >= 0 && at < end) {
+    const digits = at + TURN_START_DATA.length
+    let index = digits
+    let turn = 0
+    for (
+      ;
+      index < end && index < digits + 15 && bytes[index]! >= 48 && bytes[index]! <= 57;
+      index++
+    )
+      turn = turn * 10 + bytes[index]! - 48
+    const next = bytes[index]
+    // As JSON.stringify writes an integer: digits, no leading zero.
+    const isPlain = index > digits && (bytes[digits] !== 48 || index === digits + 1)
+    if (isPlain && index < end && (next === 44 || next === 125)) return turn
+  }
+  return turnOfText(bytes.toString('utf8', start, end))
+}
+
+/** A buffer to join lines in when the backend lends none; grown as needed, kept. */
+let joinBuffer: Buffer = Buffer.allocUnsafe(0)
 
 /**
  * Continues `checksumOf` over copied lines: the CRC-32 of a string is that of its UTF-8 bytes,
  * and a chained CRC is the CRC of the lines joined, so the lines are joined (without their
  * newlines) in a scratch buffer and summed in one call, not one per line.
  */
-function createLinesChecksum(): (lines: CopiedLines, previous: number) => number {
-  let own: Buffer = Buffer.allocUnsafe(0)
-  return (lines, previous) => {
-    const count = lines.positions.length
-    if (count === 0) return previous
-    const { bytes, starts, ends } = lines
-    const first = starts[0]!
-    const span = ends[count - 1]! - first
-    // The backend's spare buffer if it has one (used during this call only), else our own.
-    if (own.length < span && !(lines.scratch && lines.scratch.length >= span))
-      own = Buffer.allocUnsafe(Math.max(span, 64 * 1024))
-    const scratch = lines.scratch && lines.scratch.length >= span ? lines.scratch : own
-    scratch.set(new Uint8Array(bytes.buffer, bytes.byteOffset + first, span))
-    let joined = ends[0]! - first
-    for (let index = 1; index < count; index++) {
-      const start = starts[index]! - first
-      const end = ends[index]! - first
-      if (start !== joined) scratch.copyWithin(joined, start, end)
-      joined += end - start
-    }
-    return crc32(new Uint8Array(scratch.buffer, scratch.byteOffset, joined), previous)
+function linesChecksum(lines: CopiedLines, previous: number): number {
+  const count = lines.positions.length
+  if (count === 0) return previous
+  const { bytes, starts, ends } = lines
+  const first = starts[0]!
+  const span = ends[count - 1]! - first
+  // The backend's spare buffer if it has one (used during this call only), else our own.
+  let scratch = lines.scratch
+  if (!scratch || scratch.length < span) {
+    if (joinBuffer.length < span) joinBuffer = Buffer.allocUnsafe(Math.max(span, 64 * 1024))
+    scratch = joinBuffer
   }
+  scratch.set(new Uint8Array(bytes.buffer, bytes.byteOffset + first, span))
+  let joined = ends[0]! - first
+  for (let index = 1; index < count; index++) {
+    const start = starts[index]! - first
+    const end = ends[index]! - first
+    if (start !== joined) scratch.copyWithin(joined, start, end)
+    joined += end - start
+  }
+  return crc32(new Uint8Array(scratch.buffer, scratch.byteOffset, joined), previous)
 }
 
 /** What a byte copy of records `[0..lastSeq]` adds up to (`sumKept`). */
@@ -155,16 +243,20 @@ export type KeptSum = {
  * Sums the records a fork copies from a source that knows what it wrote (checksum and where
  * its last record ends), to compare: bytes only, no record parsed.
  */
-export function sumKept(): { addLines(lines: CopiedLines): true; result(): KeptSum } {
+export function sumKept(): {
+  add(records: CopiedLines | CopiedTexts): true
+  result(): KeptSum
+} {
   let count = 0
   let position = 0
   let checksum = 0
-  const sum = createLinesChecksum()
   return {
-    addLines(lines) {
-      checksum = sum(lines, checksum)
-      count += lines.positions.length
-      position = lines.positions.at(-1) ?? position
+    add(records) {
+      if ('texts' in records)
+        for (const text of records.texts) checksum = checksumOf(text, checksum)
+      else checksum = linesChecksum(records, checksum)
+      count += records.positions.length
+      position = records.positions.at(-1) ?? position
       return true
     },
     result: () => ({ lastSeq: count - 1, position, checksum }),
@@ -231,22 +323,44 @@ export async function scanKept(
   cut: number | undefined,
 ): Promise<KeptScanResult | undefined> {
   const scanner = createKeptScanner()
+  const texts: string[] = []
+  const positions: number[] = []
   for await (const batch of backend.records(id, cut === undefined ? {} : { throughSeq: cut })) {
+    texts.length = 0
+    positions.length = 0
     for (const record of batch) {
       // A torn last line is no event: the log ends before it.
       if (record.kind === 'torn') break
-      if (!scanner.addText(record.text, record.position)) return undefined
+      texts.push(record.text)
+      positions.push(record.position)
     }
+    if (!scanner.addTexts(texts, positions)) return undefined
   }
   return scanner.result(cut)
 }
 
-/** The type of a stored line as `envelopeLine` writes it (`{"seq":N,"time":T,"type":"…"`). */
+/**
+ * The type of a stored line as `envelopeLine` writes it (`{"seq":N,"time":T,"type":"…"`): the
+ * type when it is one the scan looks into, '' for any other, undefined when the line does not
+ * start so. Read in place, without building a string per line.
+ */
 function envelopeType(text: string, seq: number): string | undefined {
-  const head = `{"seq":${seq},"time":`
-  if (!text.startsWith(head)) return undefined
-  const at = text.indexOf(',"type":"', head.length)
-  if (at < 0) return undefined
-  const end = text.indexOf('"', at + 9)
-  return end < 0 ? undefined : text.slice(at + 9, end)
+  if (!text.startsWith('{"seq":')) return undefined
+  let at = 7
+  let value = 0
+  for (let code = text.charCodeAt(at); code >= 48 && code <= 57; code = text.charCodeAt(++at))
+    value = value * 10 + code - 48
+  // As `{"seq":${seq},` writes it: no sign, no leading zero.
+  if (at === 7 || value !== seq || (text.charCodeAt(7) === 48 && at > 8)) return undefined
+  if (!text.startsWith(',"time":', at)) return undefined
+  const typeKey = text.indexOf(',"type":"', at + 8)
+  if (typeKey < 0) return undefined
+  const typeStart = typeKey + 9
+  if (text.indexOf('"', typeStart) < 0) return undefined
+  for (let index = 0; index < SCANNED_TYPES.length; index++) {
+    const type = SCANNED_TYPES[index]![0]
+    if (text.startsWith(type, typeStart) && text.charCodeAt(typeStart + type.length) === 34)
+      return type
+  }
+  return ''
 }

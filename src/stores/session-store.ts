@@ -20,7 +20,7 @@ import {
   type SessionEvent,
   type SessionHeader,
 } from '../core/index.js'
-import type { Backend, BatchWriter } from './backend.js'
+import type { Backend, BatchWriter, ForkCopyOptions } from './backend.js'
 import {
   type Checkpoint,
   checksumOf,
@@ -29,7 +29,7 @@ import {
   parseCheckpoint,
 } from './checkpoint.js'
 import { encodeEvents, envelopeLine } from './codec.js'
-import { checkForWrite, invariantViolation, repairHint } from './event-check.js'
+import { checkForWrite, invariantViolation, parseHeader, repairHint } from './event-check.js'
 import { followLog } from './follow.js'
 import { readJsonl } from './jsonl-import.js'
 import { createKeptScanner, type KeptScanResult, scanKept, sumKept } from './kept-scan.js'
@@ -62,6 +62,16 @@ import { createWriteBehindSink } from './write-behind.js'
  * (`loadProjection`), as one opened from its checkpoint does; a shorter one is ready at open.
  */
 const PROJECT_ON_DEMAND = 16_384
+
+/** `checkpoint` as an optional property (exactOptionalPropertyTypes). */
+function optionalCheckpoint(
+  checkpoint: ForkCopyOptions['checkpoint'],
+): Pick<ForkCopyOptions, 'checkpoint'> {
+  return checkpoint === undefined ? {} : { checkpoint }
+}
+
+/** A fork's source: its header, and the header's stored text (`Backend.readHeader`). */
+type SourceHeader = SessionHeader & { readonly text: string }
 
 /** What a fork at the end of an open session starts its child from. */
 type ForkBasis = Covered & { readonly checksum?: number }
@@ -154,6 +164,8 @@ export function createSessionStore(backend: Backend, options: StoreOptions = {})
     resumed?: Covered
     /** What the checkpoint stored beside the log covers, if there is one. */
     checkpointed?: { readonly throughSeq: number; readonly characters: number }
+    /** The backend just created the session with the metadata the writer would write. */
+    isListed?: boolean
   }): Promise<StoredSession> {
     const { header, events, lease, resumed } = input
     const fromSeq = resumed ? resumed.throughSeq + 1 : 0
@@ -178,6 +190,7 @@ export function createSessionStore(backend: Backend, options: StoreOptions = {})
         ...(input.positions === undefined
           ? {}
           : { positions: input.positions, positionsFrom: resumed ? resumed.throughSeq : 0 }),
+        ...(input.isListed ? { isListed: true } : {}),
       })
       if (input.unwritten) noteDurable(events, await writeDurably(writer, events))
     } catch (error) {
@@ -390,7 +403,7 @@ export function createSessionStore(backend: Backend, options: StoreOptions = {})
    */
   async function forkLive(
     open: LiveEntry,
-    source: SessionHeader,
+    source: SourceHeader,
     atSeq: number | undefined,
   ): Promise<StoredSession> {
     const { session } = open
@@ -410,18 +423,26 @@ export function createSessionStore(backend: Backend, options: StoreOptions = {})
       // Where the backend can, the bytes are read once as they are copied and checked against
       // what the source wrote (its checksum and where the cut ends): a log changed behind the
       // open source is refused, not copied (decision 0069).
-      const lease = backend.copyInspected
-        ? await copyChecked(source.id, header, cut, { position, checksum: basis.checksum })
-        : await backend.copyPrefix(source.id, header, cut, position)
+      const start = cut > 0 ? open.writer.positionOf(cut - 1) : undefined
+      const copied = backend.copyInspected
+        ? await copyChecked(source, header, cut, { position, start, basis })
+        : await backend.copyPrefix(source.id, header, cut, position, {
+            sourceHeader: source.text,
+            ...optionalCheckpoint(forkCheckpoint(basis, position, start)),
+          })
       return startSession({
         header,
         events: [],
-        lease,
+        lease: copied.lease,
         checker: createLogChecker({ allowOpenTurn: true }, basis.checker),
         resumed: basis,
         ...(basis.checksum === undefined
           ? {}
           : { stored: { checksum: basis.checksum, characters: basis.characters } }),
+        isListed: true,
+        ...(copied.isCheckpointed
+          ? { checkpointed: { throughSeq: cut, characters: basis.characters } }
+          : {}),
       })
     }
     if (session.residentFrom > 0 || (cut >= 0 && position === undefined))
@@ -433,7 +454,9 @@ export function createSessionStore(backend: Backend, options: StoreOptions = {})
     // The child's checker is built while the copy's reads, writes and syncs run in the thread
     // pool, so the fork costs about the copy, not the copy plus a walk of the kept events.
     const [copied, checked] = await Promise.allSettled([
-      backend.copyPrefix(source.id, header, cut, position),
+      backend
+        .copyPrefix(source.id, header, cut, position, { sourceHeader: source.text })
+        .then((copied) => copied.lease),
       checkInvariants ? checkerOverInSlices(kept) : Promise.resolve(undefined),
     ])
     if (copied.status === 'rejected') throw copied.reason
@@ -458,7 +481,7 @@ export function createSessionStore(backend: Backend, options: StoreOptions = {})
    * read and checked (decision 0067).
    */
   async function forkStored(
-    source: SessionHeader,
+    source: SourceHeader,
     atSeq: number | undefined,
     known?: Uint8Array,
   ): Promise<StoredSession> {
@@ -469,10 +492,11 @@ export function createSessionStore(backend: Backend, options: StoreOptions = {})
     const isOnePass = isScanEnough && backend.copyInspected !== undefined && atSeq !== undefined
     if (isOnePass) {
       const header = childHeader(source, atSeq)
-      const copied = await copyScanned(id, header, atSeq)
+      const copied = await copyScanned(source, header, atSeq, boundaries)
       if (copied) {
-        const { scan, lease } = copied
-        if (scan.openTurnSeq === undefined) return startScanned(header, scan, lease, boundaries)
+        const { scan, lease, isCheckpointed } = copied
+        if (scan.openTurnSeq === undefined)
+          return startScanned(header, scan, lease, boundaries, isCheckpointed)
         await discardChild(header.id, lease)
         throw openTurnAt(id, atSeq, scan)
       }
@@ -485,8 +509,12 @@ export function createSessionStore(backend: Backend, options: StoreOptions = {})
     if (scan && end >= 0) {
       if (scan.openTurnSeq !== undefined) throw openTurnAt(id, end, scan)
       const header = childHeader(source, end)
-      const lease = await backend.copyPrefix(id, header, end, scan.position)
-      return startScanned(header, scan, lease, boundaries)
+      const covered = { ...scannedCovered(scan, boundaries), checksum: scan.checksum }
+      const { lease, isCheckpointed } = await backend.copyPrefix(id, header, end, scan.position, {
+        sourceHeader: source.text,
+        ...optionalCheckpoint(forkCheckpoint(covered, scan.position, scan.start)),
+      })
+      return startScanned(header, scan, lease, boundaries, isCheckpointed)
     }
     const loaded = await loadEvents(backend, id, {
       trusted: true,
@@ -494,7 +522,9 @@ export function createSessionStore(backend: Backend, options: StoreOptions = {})
     })
     const cut = forkCut(id, loaded.events, atSeq)
     const header = childHeader(source, cut)
-    const lease = await backend.copyPrefix(id, header, cut, loaded.positions[cut])
+    const { lease } = await backend.copyPrefix(id, header, cut, loaded.positions[cut], {
+      sourceHeader: source.text,
+    })
     // Read through an explicit cut exactly, the loader's checker stands at the cut.
     return startSession({
       header,
@@ -508,22 +538,35 @@ export function createSessionStore(backend: Backend, options: StoreOptions = {})
 
   /**
    * Copies the kept records `[0..cut]` with `backend.copyInspected`, scanning them on the way
-   * (`createKeptScanner`). Undefined, with nothing left behind, when a record is not in the
-   * form this store writes or the log ends before the cut: the caller then reads and checks.
+   * (`createKeptScanner`), and has the child's checkpoint stored while the copy is synced
+   * (decision 0019). Undefined, with nothing left behind, when a record is not in the form
+   * this store writes or the log ends before the cut: the caller then reads and checks.
    */
   async function copyScanned(
-    sourceId: string,
+    source: SourceHeader,
     header: SessionHeader,
     cut: number,
-  ): Promise<{ readonly scan: KeptScanResult; readonly lease: Lease } | undefined> {
+    boundaries: Uint8Array | undefined,
+  ): Promise<
+    | { readonly scan: KeptScanResult; readonly lease: Lease; readonly isCheckpointed: boolean }
+    | undefined
+  > {
     const scanner = createKeptScanner()
-    const copied = await backend.copyInspected!(sourceId, header, {
+    const copied = await backend.copyInspected!(source.id, header, {
       throughSeq: cut,
-      inspect: (lines) => scanner.addLines(lines),
+      inspect: (records) => scanner.add(records),
+      sourceHeader: source.text,
+      checkpoint: (childPosition) => {
+        const scan = scanner.result(cut)
+        // Not for a cut the caller refuses (inside a turn).
+        if (!scan || scan.openTurnSeq !== undefined) return undefined
+        const covered = { ...scannedCovered(scan, boundaries), checksum: scan.checksum }
+        return forkCheckpoint(covered, scan.position, scan.start)?.(childPosition)
+      },
     })
     if (!copied) return undefined
     const scan = scanner.result(cut)
-    if (scan) return { scan, lease: copied.lease }
+    if (scan) return { scan, lease: copied.lease, isCheckpointed: copied.isCheckpointed }
     await discardChild(header.id, copied.lease)
     return undefined
   }
@@ -532,28 +575,45 @@ export function createSessionStore(backend: Backend, options: StoreOptions = {})
    * Copies the kept records `[0..cut]` of a source open here, whose checksum of them (if
    * known) and where the cut ends it knows, summing the bytes as they are copied. Bytes that
    * differ (the log was changed behind the open source) are refused with `LogCorruptError`,
-   * and the child is removed (decision 0069).
+   * and the child is removed (decision 0069). The child's checkpoint, the source's state at
+   * the cut, is stored while the copy is synced (decision 0019).
    */
   async function copyChecked(
-    sourceId: string,
+    source: SourceHeader,
     header: SessionHeader,
     cut: number,
-    expected: { readonly position: number; readonly checksum: number | undefined },
-  ): Promise<Lease> {
+    expected: {
+      readonly position: number
+      /** Where the record of the cut starts, if known. */
+      readonly start: number | undefined
+      readonly basis: ForkBasis
+    },
+  ): Promise<{ readonly lease: Lease; readonly isCheckpointed: boolean }> {
+    const sourceId = source.id
+    const { basis } = expected
     const sum = sumKept()
     const copied = await backend.copyInspected!(sourceId, header, {
       throughSeq: cut,
-      inspect: (lines) => sum.addLines(lines),
+      inspect: (records) => sum.add(records),
+      sourceHeader: source.text,
+      checkpoint: (childPosition) => {
+        const found = sum.result()
+        // Only over the bytes the source wrote (else the fork is refused below).
+        if (found.checksum !== basis.checksum || found.position !== expected.position)
+          return undefined
+        return forkCheckpoint(basis, expected.position, expected.start)?.(childPosition)
+      },
     })
     const found = sum.result()
     const reason = !copied
       ? `it ends at seq ${found.lastSeq}`
       : found.position !== expected.position
         ? `the record of seq ${cut} ends at ${found.position}, not at ${expected.position}`
-        : expected.checksum !== undefined && found.checksum !== expected.checksum
+        : basis.checksum !== undefined && found.checksum !== basis.checksum
           ? `the records through seq ${cut} are not the ones written`
           : undefined
-    if (copied && reason === undefined) return copied.lease
+    if (copied && reason === undefined)
+      return { lease: copied.lease, isCheckpointed: copied.isCheckpointed }
     if (copied) await discardChild(header.id, copied.lease)
     throw new LogCorruptError(
       backend.describe(sourceId),
@@ -570,26 +630,80 @@ export function createSessionStore(backend: Backend, options: StoreOptions = {})
     }
   }
 
-  /** Starts a child whose kept records were scanned, not read (it reads them on demand). */
-  function startScanned(
-    header: SessionHeader,
+  /**
+   * The child's checkpoint at the cut, as the child would write it at close (decision 0019):
+   * from what the store knows there (`covered`, with where the cut's record ends and starts in
+   * the source), when there is a checker, a checksum, and enough characters to be worth one.
+   */
+  function forkCheckpoint(
+    covered: Covered & { readonly throughSeq: number },
+    position: number,
+    start: number | undefined,
+  ): ForkCopyOptions['checkpoint'] {
+    const { checksum } = covered
+    if (!checkInvariants || !backend.writeCheckpoint || checksum === undefined) return undefined
+    if (covered.characters < policy.minCharacters) return undefined
+    return (childPosition) =>
+      encodeCheckpoint({
+        throughSeq: covered.throughSeq,
+        position: childPosition(position),
+        ...(start === undefined ? {} : { start: childPosition(start) }),
+        checksum,
+        characters: covered.characters,
+        checker: covered.checker,
+        projection: covered.projection,
+      })
+  }
+
+  /**
+   * What a child knows of the kept records it did not read, from their scan: the checker's
+   * state at the cut (`boundaries`: the source's, through at least the cut) and the projection.
+   */
+  function scannedCovered(
     scan: KeptScanResult,
-    lease: Lease,
     boundaries: Uint8Array | undefined,
-  ): Promise<StoredSession> {
+  ): Covered & { readonly throughSeq: number } {
     const end = scan.lastSeq
     const checker: LogCheckerState = {
       nextSeq: end + 1,
       fold: { lastTurn: scan.lastTurn, openTurn: undefined, step: undefined },
       boundaries: (boundaries ?? new Uint8Array(end + 1)).slice(0, end + 1),
     }
+    return {
+      throughSeq: end,
+      checksum: scan.checksum,
+      characters: scan.characters,
+      checker,
+      projection: scan.projection,
+    }
+  }
+
+  /**
+   * Starts a child whose kept records were scanned, not read (it reads them on demand).
+   * `isCheckpointed`: its checkpoint through the cut is stored already (`copyScanned`).
+   */
+  function startScanned(
+    header: SessionHeader,
+    scan: KeptScanResult,
+    lease: Lease,
+    boundaries: Uint8Array | undefined,
+    isCheckpointed: boolean,
+  ): Promise<StoredSession> {
+    const resumed = scannedCovered(scan, boundaries)
     return startSession({
       header,
       events: [],
       lease,
-      ...(checkInvariants ? { checker: createLogChecker({ allowOpenTurn: true }, checker) } : {}),
-      resumed: { ...scan, throughSeq: end, checker },
+      ...(checkInvariants
+        ? { checker: createLogChecker({ allowOpenTurn: true }, resumed.checker) }
+        : {}),
+      resumed,
       stored: scan,
+      // Created listed with no event after the cut: the metadata stands as written.
+      isListed: true,
+      ...(isCheckpointed
+        ? { checkpointed: { throughSeq: scan.lastSeq, characters: scan.characters } }
+        : {}),
     })
   }
 
@@ -629,7 +743,13 @@ export function createSessionStore(backend: Backend, options: StoreOptions = {})
         ...(createOptions.title === undefined ? {} : { title: createOptions.title }),
       }
       const lease = await backend.create(header)
-      return startSession({ header, events: [], lease, stored: { checksum: 0, characters: 0 } })
+      return startSession({
+        header,
+        events: [],
+        lease,
+        stored: { checksum: 0, characters: 0 },
+        isListed: true,
+      })
     },
 
     async open(id) {
@@ -703,7 +823,9 @@ export function createSessionStore(backend: Backend, options: StoreOptions = {})
           'INVALID_INPUT',
           `fork atSeq must be a seq (an integer ≥ 0), got ${JSON.stringify(atSeq)}`,
         )
-      const source = await loadHeader(backend, id)
+      // The stored text too: a file backend finds where the events start from it.
+      const stored = await backend.readHeader(id)
+      const source = { ...parseHeader(stored.text, stored.location, id), text: stored.text }
       const open = live.get(id)
       return open ? forkLive(open, source, atSeq) : forkStored(source, atSeq)
     },

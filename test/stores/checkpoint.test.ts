@@ -4,7 +4,7 @@
  * checkpoint seqs; a stale, damaged or mismatching checkpoint is ignored and rebuilt; a
  * covered line edited by hand is still refused as damage.
  */
-import { readFileSync, writeFileSync } from 'node:fs'
+import { readFileSync, statSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import Database from 'better-sqlite3'
 import fc from 'fast-check'
@@ -390,10 +390,22 @@ describe.each(STORE_KINDS)('the checkpoint of the %s store', (kind) => {
     await opened.close()
   })
 
-  it('gives a fork no checkpoint of its source, and the source keeps its own', async () => {
+  it('gives a fork its own checkpoint at the cut, and the source keeps its own', async () => {
     const context = await checkpointed()
+    const source = await context.backend.readCheckpoint!(context.id)
     const child = await context.store.fork(context.id)
-    expect(await context.backend.readCheckpoint!(child.header.id)).toBeUndefined()
+    // Stored with the copy (decision 0019), in the child's own positions: a JSONL child's
+    // record of the cut ends at the end of its own log, after its own header.
+    // (Memory and PostgreSQL store it when the child closes.)
+    const own = await storedCheckpoint(context.backend, child.header.id)
+    const isStoredWithCopy = kind === 'jsonl' || kind === 'sqlite'
+    expect(own?.throughSeq).toBe(isStoredWithCopy ? context.checkpoint.throughSeq : undefined)
+    if (kind === 'jsonl')
+      expect(own?.position).toBe(
+        statSync(join(context.directory, 'jsonl', 'sessions', child.header.id, 'events.jsonl'))
+          .size,
+      )
+    expect(await context.backend.readCheckpoint!(context.id)).toBe(source)
     // Forked by a scan of the kept records: the child reads them on demand.
     expect(child.residentFrom).toBe(context.checkpoint.throughSeq + 1)
     await child.loadProjection()

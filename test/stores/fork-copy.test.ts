@@ -5,12 +5,16 @@
  * behind; and a JSONL source whose log changed after it was opened is refused, not copied.
  */
 import { randomUUID } from 'node:crypto'
-import { readdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { hostname } from 'node:os'
 import { join } from 'node:path'
+import Database from 'better-sqlite3'
 import { describe, expect, it } from 'vitest'
 import { project, type SessionEvent, type SessionHeader } from '../../src/index.js'
 import type { Backend } from '../../src/stores/backend.js'
+import { parseCheckpoint } from '../../src/stores/checkpoint.js'
 import type { SessionStore, StoreOptions } from '../../src/stores/index.js'
+import { acquireLeaseFile, createLeaseFile } from '../../src/stores/jsonl/lease-file.js'
 import { createSessionStore } from '../../src/stores/session-store.js'
 import { compaction } from '../support/log-builder.js'
 import { allEvents } from '../support/session-events.js'
@@ -106,7 +110,8 @@ describe.each(FILE_STORE_KINDS)('fork by copy in the %s store', (kind) => {
     const directory = tempDirectory()
     const inner = await backendOf(kind, directory)
     const reads = { records: 0 }
-    // Counts what the store reads through `records`: a one-pass copy reads none.
+    // Counts what the store reads through `records`: a one-pass copy reads none (decisions
+    // 0069, 0019).
     const backend: Backend = {
       ...inner,
       async *records(id, range) {
@@ -123,7 +128,7 @@ describe.each(FILE_STORE_KINDS)('fork by copy in the %s store', (kind) => {
     const child = await store.fork(id, { atSeq: cut })
     await child.close()
     await store.close()
-    expect(reads.records).toBe(kind === 'jsonl' ? 0 : cut + 1)
+    expect(reads.records).toBe(0)
     const source = await storedLines(kind, directory, id)
     expect(await storedLines(kind, directory, child.header.id)).toEqual(source.slice(0, cut + 1))
     if (kind === 'jsonl') {
@@ -185,6 +190,29 @@ describe('fork of an open JSONL session', () => {
   })
 })
 
+describe('fork of an open SQLite session', () => {
+  it('refuses to copy an open source whose rows changed after it was opened', async () => {
+    const directory = tempDirectory()
+    const store = await storeOf('sqlite', directory, EVERY_CLOSE)
+    const session = await store.create()
+    for (let turn = 1; turn <= 4; turn++) appendAll(session, closedTurn(turn, prompt(turn)))
+    await session.flush()
+    const listed = (await store.list()).length
+    // A letter of a kept prompt changed behind the open session, as a hand edit would.
+    const db = new Database(join(directory, 'sessions.db'))
+    db.prepare(
+      "UPDATE events SET line = replace(line, 'turn 2:', 'turn 9:') WHERE session_id = ? AND seq = 13",
+    ).run(session.header.id)
+    db.close()
+    await expect(store.fork(session.header.id)).rejects.toMatchObject({
+      code: 'LOG_CORRUPT',
+      message: expect.stringMatching(/changed after it was opened.*not the ones written/),
+    })
+    expect((await store.list()).length).toBe(listed)
+    await session.close()
+  })
+})
+
 /** Rewrites the stored line of `seq` of a JSONL session in place, as a hand edit would. */
 function changeStoredLine(
   directory: string,
@@ -234,5 +262,104 @@ describe('a JSONL fork cut short', () => {
       code: 'LOG_CORRUPT',
       message: expect.stringMatching(/creation was cut short/),
     })
+  })
+})
+
+describe("a JSONL fork's checkpoint", () => {
+  it("is stored with the copy, in the child's own offsets, and the child reopens from it", async () => {
+    const directory = tempDirectory()
+    const inner = await backendOf('jsonl', directory)
+    const reads: { fromSeq?: number; fromPosition?: number }[] = []
+    // Records where each read starts: reopening the child seeks to the checkpoint's record.
+    const backend: Backend = {
+      ...inner,
+      records(id, range) {
+        reads.push({ ...range })
+        return inner.records(id, range)
+      },
+    }
+    const store = createSessionStore(backend, EVERY_CLOSE)
+    const { id, events } = await written(store, 24)
+    const cut = middleCut(events)
+    const child = await store.fork(id, { atSeq: cut })
+    const childDirectory = join(directory, 'jsonl', 'sessions', child.header.id)
+    // Stored before the fork returned, while the child is still open.
+    const checkpoint = parseCheckpoint(
+      readFileSync(join(childDirectory, 'checkpoint.json'), 'utf8'),
+    )
+    const log = readFileSync(join(childDirectory, 'events.jsonl'))
+    const lastStart = log.lastIndexOf(10, log.length - 2) + 1
+    expect(checkpoint).toMatchObject({
+      throughSeq: cut,
+      position: log.length,
+      start: lastStart,
+      projection: { from: 24 },
+    })
+    expect(log.subarray(lastStart).toString()).toMatch(new RegExp(`^\\{"seq":${cut},`))
+    await child.close()
+    reads.length = 0
+    const reopened = await store.open(child.header.id)
+    expect(reads).toEqual([{ fromSeq: cut, fromPosition: lastStart }])
+    expect(reopened.residentFrom).toBe(cut + 1)
+    expect(await allEvents(reopened)).toEqual(events.slice(0, cut + 1))
+    await reopened.close()
+    await store.close()
+  })
+
+  it('is stored with the copy for a fork at the end of an open source, which is listed', async () => {
+    const directory = tempDirectory()
+    const store = await storeOf('jsonl', directory, EVERY_CLOSE)
+    const source = await store.create()
+    for (let turn = 1; turn <= 6; turn++) appendAll(source, closedTurn(turn, prompt(turn)))
+    await source.flush()
+    const end = source.nextSeq - 1
+    const kept = await allEvents(source)
+    const child = await store.fork(source.header.id)
+    const childDirectory = join(directory, 'jsonl', 'sessions', child.header.id)
+    const log = readFileSync(join(childDirectory, 'events.jsonl'))
+    const lastStart = log.lastIndexOf(10, log.length - 2) + 1
+    expect(
+      parseCheckpoint(readFileSync(join(childDirectory, 'checkpoint.json'), 'utf8')),
+    ).toMatchObject({ throughSeq: end, position: log.length, start: lastStart })
+    // Listed as created: the writer did not write the metadata again.
+    expect((await store.list()).find((row) => row.id === child.header.id)).toMatchObject({
+      eventCount: end + 1,
+      updatedAt: child.header.createdAt,
+    })
+    // Events appended after the fork move the checkpoint on at close.
+    appendAll(child, closedTurn(7, prompt(7)))
+    await child.close()
+    await source.close()
+    const reopened = await store.open(child.header.id)
+    expect(reopened.nextSeq).toBeGreaterThan(end + 1)
+    expect(reopened.residentFrom).toBe(reopened.nextSeq)
+    expect((await allEvents(reopened)).slice(0, end + 1)).toEqual(kept)
+    await reopened.close()
+  })
+})
+
+describe("a new JSONL session's lease", () => {
+  it('is generation 1 of its new directory, held against this process', async () => {
+    const directory = join(tempDirectory(), 'session')
+    mkdirSync(directory)
+    const lease = await createLeaseFile(directory, 's1')
+    expect(readdirSync(directory)).toEqual(['writer.1.lock'])
+    await expect(acquireLeaseFile(directory, 's1')).rejects.toMatchObject({ code: 'SESSION_BUSY' })
+    await lease.release()
+    expect(readdirSync(directory)).toEqual(['writer.2.lock'])
+  })
+
+  it('falls back to the full protocol when another holder raced it to generation 1', async () => {
+    const directory = join(tempDirectory(), 'session')
+    mkdirSync(directory)
+    const raced = join(directory, 'writer.1.lock')
+    // A live holder (this process): busy.
+    writeFileSync(raced, JSON.stringify({ pid: process.pid, host: hostname() }))
+    await expect(createLeaseFile(directory, 's1')).rejects.toMatchObject({ code: 'SESSION_BUSY' })
+    // A holder that is gone: taken over at the next generation, as `acquireLeaseFile` does.
+    writeFileSync(raced, JSON.stringify({ pid: 0, host: hostname() }))
+    const lease = await createLeaseFile(directory, 's1')
+    expect(readdirSync(directory)).toEqual(['writer.2.lock'])
+    await lease.release()
   })
 })

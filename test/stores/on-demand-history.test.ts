@@ -51,15 +51,15 @@ async function countingStore(kind: StoreKind, options: StoreOptions = EVERY_CLOS
         yield batch
       }
     },
-    // A fork's one-pass copy reads the records it copies (decision 0069).
+    // A fork's one-pass copy reads the records it copies (decisions 0069, 0019).
     ...(inner.copyInspected
       ? {
           copyInspected: (sourceId, header, copy) =>
             inner.copyInspected!(sourceId, header, {
               ...copy,
-              inspect: (lines) => {
-                reads.records += lines.positions.length
-                return copy.inspect(lines)
+              inspect: (records) => {
+                reads.records += records.positions.length
+                return copy.inspect(records)
               },
             }),
         }
@@ -218,9 +218,9 @@ describe.each(STORE_KINDS)('on-demand history in the %s store', (kind) => {
     await source.flush()
     reads.records = 0
     const child = await store.fork(id)
-    // No event is parsed; a store that copies by reading the bytes sums them once against
-    // what the source wrote (decision 0069).
-    expect(reads.records).toBe(kind === 'jsonl' ? 60 : 0)
+    // No event is parsed; a store that copies by reading the records sums them once against
+    // what the source wrote (decisions 0069, 0019); memory and PostgreSQL copy blind.
+    expect(reads.records).toBe(kind === 'jsonl' || kind === 'sqlite' ? 60 : 0)
     expect(child.header.parent).toEqual({ sessionId: id, seq: 59 })
     expect(child.residentFrom).toBe(60)
     expect(child.state()).toEqual(source.state())

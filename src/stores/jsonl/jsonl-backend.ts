@@ -17,7 +17,7 @@ import {
 } from 'node:fs/promises'
 import { join } from 'node:path'
 import { LogCorruptError, type SessionHeader } from '../../core/index.js'
-import type { Backend, StoredRecord } from '../backend.js'
+import type { Backend, ForkCopyOptions, StoredRecord } from '../backend.js'
 import { createBlobStore } from '../blob-store.js'
 import { sessionExists, sessionNotFound, storeFailure } from '../errors.js'
 import { syncDirectory } from '../fs-sync.js'
@@ -26,7 +26,7 @@ import { listingOf, page } from '../listing.js'
 import { checkSessionId } from '../session-id.js'
 import type { SessionListing, StoreCounters } from '../store.js'
 import { openJsonlWriter } from './jsonl-writer.js'
-import { acquireLeaseFile } from './lease-file.js'
+import { acquireLeaseFile, createLeaseFile } from './lease-file.js'
 import { type Copied, copyLines, copyRange, createBufferPool } from './line-copy.js'
 import { type Line, readFirstLine, readLines } from './line-reader.js'
 import { readMeta, writeMeta } from './meta-file.js'
@@ -34,6 +34,8 @@ import { readMeta, writeMeta } from './meta-file.js'
 const LOG = 'events.jsonl'
 const META = 'meta.json'
 const CHECKPOINT = 'checkpoint.json'
+/** The first read of a header line (`readHeader`). */
+const HEADER_READ = 16 * 1024
 
 export async function createJsonlBackend(
   root: string,
@@ -81,12 +83,24 @@ export async function createJsonlBackend(
   /**
    * Creates the directory and lease, then the log holding `header` and what `body` writes
    * after it (from byte `start`), durably. When `body` returns undefined, nothing is kept.
+   * `checkpoint`, called with `start` once the body is done, gives the new session's projection
+   * checkpoint (decision 0019), written while the copy is synced.
+   *
+   * 1. The body's bytes are made durable before the header is written: a crash during a fork
+   *    leaves a log without a header (zeros where it goes), which opening refuses
+   *    (`readHeader`), never a shorter child whose header names a longer cut. Meanwhile the
+   *    new directory's entry is synced and the checkpoint written: a crash then leaves the
+   *    same refused, unlisted directory.
+   * 2. The header, then its sync; meanwhile the metadata for `list` (written after the
+   *    header, as before) and the sync of the session's directory, which commits the entries
+   *    of the log, the lease and the metadata.
    */
   async function createWith(
     header: SessionHeader,
     body: (log: FileHandle, start: number) => Promise<Copied | undefined>,
     updatedAt: number,
-  ): Promise<{ lease: Lease; eventCount: number } | undefined> {
+    checkpoint?: (start: number) => string | undefined,
+  ): Promise<{ lease: Lease; eventCount: number; isCheckpointed: boolean } | undefined> {
     const directory = directoryOf(header.id)
     try {
       await mkdir(directory)
@@ -94,39 +108,49 @@ export async function createJsonlBackend(
       if ((error as NodeJS.ErrnoException).code === 'EEXIST') throw sessionExists(header.id, url)
       throw storeFailure(`cannot create the session directory ${directory}`, error)
     }
-    const lease = await acquireLeaseFile(directory, header.id)
+    const lease = await createLeaseFile(directory, header.id)
     let copied: Copied | undefined
+    let isCheckpointed = false
     try {
       const log = await open(logOf(header.id), 'wx')
       try {
         const headerLine = Buffer.from(`${JSON.stringify(header)}\n`, 'utf8')
-        // The copy is written after the header's place and made durable before the header is
-        // written: a crash during a fork leaves a log without a header, which opening refuses
-        // (`readHeader`), never a shorter child whose header names a longer cut.
         copied = await body(log, headerLine.length)
         if (copied) {
-          if (copied.bytes > 0) {
-            await log.datasync()
-            if (counters) counters.syncs++
-          }
+          const { bytes, events } = copied
+          const text = checkpoint?.(headerLine.length)
+          await settleAll([
+            bytes > 0 ? log.datasync().then(() => void (counters && counters.syncs++)) : undefined,
+            syncDirectory(sessionsDirectory, counters),
+            text === undefined
+              ? undefined
+              : writeCheckpointFile(header.id, text).then(
+                  () => {
+                    isCheckpointed = true
+                  },
+                  () => {
+                    // A checkpoint is a cache: the session writes one at close instead.
+                  },
+                ),
+          ])
           await log.write(headerLine, 0, headerLine.length, 0)
-          // Metadata first: the log's sync then commits the directory entries made so far in
-          // the same journal commit (on ext4), and the directory syncs below find little left.
-          await writeMeta(metaOf(header.id), { header, eventCount: copied.events, updatedAt })
-          await log.datasync()
-          if (counters) {
-            counters.syncs++
-            counters.bytesWritten += headerLine.length + copied.bytes
-          }
+          await settleAll([
+            log.datasync().then(() => {
+              if (counters) {
+                counters.syncs++
+                counters.bytesWritten += headerLine.length + bytes
+              }
+            }),
+            (async () => {
+              await writeMeta(metaOf(header.id), { header, eventCount: events, updatedAt })
+              await syncDirectory(directory, counters)
+            })(),
+          ])
         }
       } finally {
         await log.close()
       }
-      if (copied) {
-        await syncDirectory(directory, counters)
-        await syncDirectory(sessionsDirectory, counters)
-        return { lease, eventCount: copied.events }
-      }
+      if (copied) return { lease, eventCount: copied.events, isCheckpointed }
     } catch (error) {
       await lease.release()
       throw storeFailure(`cannot create session ${header.id} in ${directory}`, error)
@@ -137,6 +161,23 @@ export async function createJsonlBackend(
     await lease.release()
     await rm(directory, { recursive: true, force: true })
     return undefined
+  }
+
+  /** Writes a checkpoint beside the log and renames it over the old one (no sync). */
+  async function writeCheckpointFile(id: string, text: string): Promise<void> {
+    // Written beside and renamed over, so a reader sees the old checkpoint or the new one.
+    // No fsync: a checkpoint lost or cut short by a crash is ignored and rebuilt.
+    const path = join(directoryOf(id), CHECKPOINT)
+    const temporary = `${path}.${process.pid}.tmp`
+    try {
+      await writeFile(temporary, text, 'utf8')
+      await rename(temporary, path)
+    } catch (error) {
+      await rm(temporary, { force: true }).catch(() => {
+        // The write failure is the one to report.
+      })
+      throw storeFailure(`cannot write the checkpoint of ${logOf(id)}`, error)
+    }
   }
 
   /** `createWith`, for a body that always completes. */
@@ -164,9 +205,13 @@ export async function createJsonlBackend(
     async readHeader(id) {
       await mustExist(id)
       const location = `${logOf(id)}:1`
-      const text = await readFirstLine(logOf(id)).catch((error: unknown) => {
-        throw storeFailure(`cannot read ${logOf(id)}`, error)
-      })
+      // A header is a few hundred bytes: a small read first (every open and fork reads it),
+      // the bounded large one only for a header longer than that.
+      const read = (maxBytes?: number) =>
+        readFirstLine(logOf(id), maxBytes).catch((error: unknown) => {
+          throw storeFailure(`cannot read ${logOf(id)}`, error)
+        })
+      const text = (await read(HEADER_READ)) ?? (await read())
       // No header, or the zeros a fork cut short leaves where its header was to be written.
       if (text === undefined || text.startsWith('\0'))
         throw new LogCorruptError(
@@ -211,22 +256,24 @@ export async function createJsonlBackend(
     async openWriter(id, start) {
       return openJsonlWriter({ logPath: logOf(id), metaPath: metaOf(id), start, counters })
     },
-    async copyPrefix(sourceId, header, throughSeq, position) {
+    async copyPrefix(sourceId, header, throughSeq, position, options = {}) {
       const sourcePath = logOf(sourceId)
-      const from = await eventsStart(sourcePath)
+      const from = await eventsStart(sourcePath, options.sourceHeader)
       const to = throughSeq < 0 || position === undefined ? from : position
-      return createLeased(
+      const created = await createWith(
         header,
         async (log, start) => ({
           bytes: await copyRange({ sourcePath, from, to, target: log, at: start, pool }),
           events: throughSeq + 1,
         }),
         header.createdAt,
+        childCheckpoint(options.checkpoint, from),
       )
+      return { lease: created!.lease, isCheckpointed: created!.isCheckpointed }
     },
     async copyInspected(sourceId, header, options) {
       const sourcePath = logOf(sourceId)
-      const from = await eventsStart(sourcePath)
+      const from = await eventsStart(sourcePath, options.sourceHeader)
       return createWith(
         header,
         (log, start) =>
@@ -240,6 +287,7 @@ export async function createJsonlBackend(
             pool,
           }),
         header.createdAt,
+        childCheckpoint(options.checkpoint, from),
       )
     },
     async readCheckpoint(id) {
@@ -250,21 +298,7 @@ export async function createJsonlBackend(
         throw storeFailure(`cannot read the checkpoint of ${logOf(id)}`, error)
       }
     },
-    async writeCheckpoint(id, text) {
-      // Written beside and renamed over, so a reader sees the old checkpoint or the new one.
-      // No fsync: a checkpoint lost or cut short by a crash is ignored and rebuilt.
-      const path = join(directoryOf(id), CHECKPOINT)
-      const temporary = `${path}.${process.pid}.tmp`
-      try {
-        await writeFile(temporary, text, 'utf8')
-        await rename(temporary, path)
-      } catch (error) {
-        await rm(temporary, { force: true }).catch(() => {
-          // The write failure is the one to report.
-        })
-        throw storeFailure(`cannot write the checkpoint of ${logOf(id)}`, error)
-      }
-    },
+    writeCheckpoint: writeCheckpointFile,
     async list(options) {
       const rows: SessionListing[] = []
       for (const id of await ids()) {
@@ -289,8 +323,31 @@ export async function createJsonlBackend(
   }
 }
 
-/** Where the first event line of a log starts: after its header line. */
-async function eventsStart(path: string): Promise<number> {
-  const headerText = await readFirstLine(path)
-  return Buffer.byteLength(headerText ?? '', 'utf8') + 1
+/**
+ * Where the first event line of a log starts: after its header line, as `readHeader` gave it
+ * (`headerText`, the caller read it just before), else read again.
+ */
+async function eventsStart(path: string, headerText: string | undefined): Promise<number> {
+  const text = headerText ?? (await readFirstLine(path))
+  return Buffer.byteLength(text ?? '', 'utf8') + 1
+}
+
+/**
+ * `ForkCopyOptions.checkpoint` for `createWith`: the source's events start at `from`, the
+ * child's at `start` (after its own header), so a position moves by the difference.
+ */
+function childCheckpoint(
+  checkpoint: ForkCopyOptions['checkpoint'],
+  from: number,
+): ((start: number) => string | undefined) | undefined {
+  return checkpoint && ((start) => checkpoint((position) => position - from + start))
+}
+
+/**
+ * Awaits every promise (undefined ones are skipped) and throws the first failure, once all
+ * have settled: none is left running on a handle the caller is about to close.
+ */
+async function settleAll(promises: readonly (Promise<unknown> | undefined)[]): Promise<void> {
+  const settled = await Promise.allSettled(promises)
+  for (const outcome of settled) if (outcome.status === 'rejected') throw outcome.reason
 }

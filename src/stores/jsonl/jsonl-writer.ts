@@ -85,7 +85,10 @@ export async function openJsonlWriter(options: {
     })
     return next
   }
-  await refreshMeta()
+  if (start.isListed) {
+    isMetaStale = false
+    metaWrittenAt = Date.now()
+  } else await refreshMeta()
 
   return {
     async write(events, lines) {

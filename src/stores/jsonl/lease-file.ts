@@ -90,6 +90,31 @@ export async function acquireLeaseFile(directory: string, sessionId: string): Pr
   }
 }
 
+/**
+ * Takes the writer lease of a new session: `directory` was just made by this process's
+ * `mkdir` and holds no log yet, so no other process can take a lease there (`acquire` refuses
+ * a session without a log). Generation 1 is linked into place directly, without the three
+ * listings of `acquireLeaseFile` (B11). Should another holder have raced us to generation 1
+ * anyway, this falls back to `acquireLeaseFile`. Not for a directory that held leases before:
+ * generation 1 may be gone there while a later one stands.
+ */
+export async function createLeaseFile(directory: string, sessionId: string): Promise<Lease> {
+  try {
+    const content = JSON.stringify({
+      ...currentHolder(),
+      token: randomUUID(),
+      acquiredAt: Date.now(),
+    })
+    if (await createGeneration(directory, 1, content)) return leaseOf(directory, 1)
+  } catch (error) {
+    throw storeFailure(
+      `cannot take the writer lease of session ${sessionId} in ${directory}`,
+      error,
+    )
+  }
+  return acquireLeaseFile(directory, sessionId)
+}
+
 async function takeLeaseFile(directory: string, sessionId: string): Promise<Lease> {
   const holder = currentHolder()
   const content = JSON.stringify({ ...holder, token: randomUUID(), acquiredAt: Date.now() })

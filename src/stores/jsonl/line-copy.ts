@@ -54,6 +54,49 @@ export function createBufferPool(): BufferPool {
 /** Bytes per read of a copy; three buffers of it are in flight (read, scanned, written). */
 const COPY_CHUNK = 2 * 1024 * 1024
 
+const EMPTY = Buffer.alloc(0)
+
+/** The complete lines of one chunk, as handed to the inspector; reused chunk after chunk. */
+type Batch = {
+  bytes: Buffer
+  readonly starts: number[]
+  readonly ends: number[]
+  readonly positions: number[]
+  isAscii: boolean
+  scratch: Buffer | undefined
+}
+
+/**
+ * Puts in `batch` the complete lines of `view` from `start` on, at most `most` of them
+ * (`chunkStart` is where `view` starts in the file); returns where the last one taken ends in
+ * `view` (past its newline), `start` when none is complete. A plain function, not a loop
+ * inside the copy, so V8 optimizes it once for every copy (B11).
+ */
+function collectLines(
+  view: Buffer,
+  start: number,
+  chunkStart: number,
+  batch: Batch,
+  most: number,
+): number {
+  const { starts, ends, positions } = batch
+  let count = 0
+  let from = start
+  while (count < most) {
+    const newline = view.indexOf(10, from)
+    if (newline < 0) break
+    starts[count] = from
+    ends[count] = newline
+    positions[count] = chunkStart + newline + 1
+    count++
+    from = newline + 1
+  }
+  starts.length = count
+  ends.length = count
+  positions.length = count
+  return from
+}
+
 /** Writes all of `buffer[0, length)` at `position` of `target`. */
 async function writeAt(
   target: FileHandle,
@@ -137,17 +180,20 @@ export async function copyLines(options: {
     /** Offset just past the last complete line taken (the end of the copy). */
     let complete = from
     let lines = 0
+    const most = options.lines ?? Number.POSITIVE_INFINITY
     /** Bytes of the current line from earlier chunks (copies: the buffers are reused). */
     let spill: Buffer[] = []
     let isDone = false
-    const batch: {
-      bytes: Buffer
-      starts: number[]
-      ends: number[]
-      positions: number[]
-      isAscii: boolean
-      scratch?: Buffer
-    } = { bytes: Buffer.alloc(0), starts: [0], ends: [0], positions: [0], isAscii: false }
+    // Every field is in the literal: a field added later changes the object's shape, which V8
+    // holds weakly, so the code optimized for it would be dropped after each fork (kept-scan.ts).
+    const batch: Batch = {
+      bytes: EMPTY,
+      starts: [],
+      ends: [],
+      positions: [],
+      isAscii: false,
+      scratch: undefined,
+    }
     while (reading && !isDone) {
       const { bytesRead } = await reading
       if (bytesRead === 0) break
@@ -161,35 +207,48 @@ export async function copyLines(options: {
       if (inspect) {
         const view = buffer.subarray(0, bytesRead)
         let start = 0
-        batch.bytes = view
-        batch.isAscii = isAscii(view)
-        batch.scratch = scratch ??= pool.take(chunk)
-        batch.starts.length = 0
-        batch.ends.length = 0
-        batch.positions.length = 0
-        for (let newline = view.indexOf(10); newline >= 0; newline = view.indexOf(10, start)) {
-          const end = chunkStart + newline + 1
-          if (spill.length > 0) {
-            // A line begun in an earlier chunk goes alone, joined, before this chunk's lines.
+        if (spill.length > 0) {
+          // A line begun in an earlier chunk goes alone, joined, before this chunk's lines.
+          const newline = view.indexOf(10)
+          if (newline >= 0) {
             spill.push(view.subarray(0, newline))
             const joined = Buffer.concat(spill)
             spill = []
-            const alone = { bytes: joined, starts: [0], ends: [joined.length], positions: [end] }
-            if (!inspect({ ...alone, isAscii: false })) return undefined
-          } else {
-            batch.starts.push(start)
-            batch.ends.push(newline)
-            batch.positions.push(end)
-          }
-          complete = end
-          start = newline + 1
-          if (++lines === options.lines) {
-            isDone = true
-            length = start
-            break
+            const end = chunkStart + newline + 1
+            const alone: Batch = {
+              bytes: joined,
+              starts: [0],
+              ends: [joined.length],
+              positions: [end],
+              isAscii: false,
+              scratch: undefined,
+            }
+            if (!inspect(alone)) return undefined
+            complete = end
+            start = newline + 1
+            if (++lines === most) {
+              isDone = true
+              length = start
+            }
           }
         }
-        if (batch.positions.length > 0 && !inspect(batch)) return undefined
+        if (!isDone && spill.length === 0) {
+          batch.bytes = view
+          batch.isAscii = isAscii(view)
+          batch.scratch = scratch ??= pool.take(chunk)
+          const end = collectLines(view, start, chunkStart, batch, most - lines)
+          const count = batch.positions.length
+          if (count > 0) {
+            if (!inspect(batch)) return undefined
+            lines += count
+            complete = chunkStart + end
+            start = end
+            if (lines === most) {
+              isDone = true
+              length = end
+            }
+          }
+        }
         if (!isDone && start < bytesRead) spill.push(Buffer.from(view.subarray(start)))
       } else complete = offset
       pendingWrites[current] = settled(

@@ -89,7 +89,8 @@ export function createMemoryBackend(): Backend {
     },
     async copyPrefix(sourceId, header, throughSeq) {
       const source = get(sourceId)
-      return add(header, source.lines.slice(0, throughSeq + 1), header.createdAt)
+      const lease = add(header, source.lines.slice(0, throughSeq + 1), header.createdAt)
+      return { lease, isCheckpointed: false }
     },
     readCheckpoint: async (id) => get(id).checkpoint,
     async writeCheckpoint(id, text) {

@@ -413,8 +413,8 @@ export async function createPostgresBackend(
         async close() {},
       }
     },
-    copyPrefix: async (sourceId, header, throughSeq) =>
-      remember(
+    copyPrefix: async (sourceId, header, throughSeq) => ({
+      lease: remember(
         header.id,
         await transaction(`cannot fork session ${sourceId}`, async (client) => {
           await insertSession(client, header, throughSeq + 1)
@@ -426,6 +426,8 @@ export async function createPostgresBackend(
           return takeLease(client, header.id)
         }),
       ),
+      isCheckpointed: false,
+    }),
     async readCheckpoint(id) {
       const row = (
         await query<{ body: string }>(

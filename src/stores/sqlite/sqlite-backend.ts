@@ -36,6 +36,9 @@ const INSERT_ROWS = [32, 8, 1] as const
  */
 const UPDATED_AT_INTERVAL_MS = 1000
 
+/** Thrown inside a fork's transaction to roll it back when the copy is refused. */
+const REFUSED = new Error('the fork copy was refused')
+
 type ListRow = { header: string; event_count: number; updated_at: number }
 
 export function createSqliteBackend(path: string, counters: StoreCounters | undefined): Backend {
@@ -89,6 +92,12 @@ export function createSqliteBackend(path: string, counters: StoreCounters | unde
         `INSERT INTO events (session_id, seq, line) VALUES ${'(?, ?, ?), '.repeat(rows - 1)}(?, ?, ?)`,
       ),
     ),
+    /** `page` as rows `[seq, line]`. */
+    pageRows: db
+      .prepare<[string, number, number, number], [number, string]>(
+        'SELECT seq, line FROM events WHERE session_id = ? AND seq >= ? AND seq <= ? ORDER BY seq LIMIT ?',
+      )
+      .raw(true),
     copyEvents: db.prepare(
       'INSERT INTO events (session_id, seq, line) SELECT ?, seq, line FROM events WHERE session_id = ? AND seq <= ?',
     ),
@@ -339,13 +348,73 @@ export function createSqliteBackend(path: string, counters: StoreCounters | unde
         },
       }
     },
-    async copyPrefix(sourceId, header, throughSeq) {
-      return commit(`cannot fork session ${sourceId}`, () => {
+    async copyPrefix(sourceId, header, throughSeq, _position, options) {
+      // Positions are seqs, the same in the child. The checkpoint goes in the copy's commit,
+      // not in one more synced commit when the child closes (decision 0019).
+      const checkpoint = options?.checkpoint?.((seq) => seq)
+      const lease = commit(`cannot fork session ${sourceId}`, () => {
         // The child is indexed for search when a search runs, like any append.
         insertSession(header, throughSeq + 1)
         statements.copyEvents.run(header.id, sourceId, throughSeq)
+        if (checkpoint !== undefined) statements.writeCheckpoint.run(header.id, checkpoint)
         return takeLease(header.id)
       })
+      return { lease, isCheckpointed: checkpoint !== undefined }
+    },
+    async copyInspected(sourceId, header, options) {
+      // One pass (decision 0019): each kept row is read once, inspected and inserted, in one
+      // transaction, instead of a scan and then `INSERT … SELECT`, which within one table goes
+      // through a temporary copy of the rows.
+      const { throughSeq } = options
+      let count = 0
+      let checkpoint: string | undefined
+      let lease: Lease
+      try {
+        lease = db
+          .transaction(() => {
+            insertSession(header, throughSeq === undefined ? 0 : throughSeq + 1)
+            const texts: string[] = []
+            const positions: number[] = []
+            const values: unknown[] = []
+            const [many, , one] = statements.insertEvents
+            const last = throughSeq ?? Number.MAX_SAFE_INTEGER
+            for (let next = 0; ; ) {
+              const rows = statements.pageRows.all(sourceId, next, last, PAGE_ROWS)
+              texts.length = 0
+              positions.length = 0
+              for (const [seq, line] of rows) {
+                texts.push(line)
+                positions.push(seq)
+              }
+              if (rows.length > 0 && !options.inspect({ texts, positions })) throw REFUSED
+              for (const [seq, line] of rows) {
+                values.push(header.id, seq, line)
+                if (values.length === INSERT_ROWS[0] * 3) {
+                  many!.run(values)
+                  values.length = 0
+                }
+              }
+              count += rows.length
+              if (rows.length < PAGE_ROWS) break
+              next = rows[rows.length - 1]![0] + 1
+            }
+            for (let index = 0; index < values.length; index += 3)
+              one!.run(values[index], values[index + 1], values[index + 2])
+            if (throughSeq === undefined) statements.updateCount.run(count, header.id)
+            else if (count !== throughSeq + 1) throw REFUSED
+            checkpoint = options.checkpoint?.((seq) => seq)
+            if (checkpoint !== undefined) statements.writeCheckpoint.run(header.id, checkpoint)
+            return takeLease(header.id)
+          })
+          .immediate()
+        if (counters) counters.syncs++
+      } catch (error) {
+        // Refused, or a damaged page: nothing was kept; the store reads and checks the source
+        // instead, which reports the damage where it is.
+        if (error === REFUSED || damaged(error, path)) return undefined
+        throw storeFailure(`cannot fork session ${sourceId} in ${path}`, error)
+      }
+      return { lease, eventCount: count, isCheckpointed: checkpoint !== undefined }
     },
     readCheckpoint: async (id) => reading(() => statements.readCheckpoint.get(id), id)?.body,
     async writeCheckpoint(id, text) {
