@@ -194,13 +194,17 @@ async function fullLoad(directory: string, full: boolean): Promise<Row[]> {
 const APPEND_PAIRS = 9
 
 /** B3/B4: durable append with a durability point every 50 events, against raw write+sync. */
-async function durableAppend(directory: string, full: boolean): Promise<Row[]> {
+async function durableAppend(
+  directory: string,
+  full: boolean,
+  kinds: readonly Kind[],
+): Promise<Row[]> {
   const rows: Row[] = []
   const events = appends(full ? 10_000 : 2_000, 3)
   const batches: Append[][] = []
   for (let index = 0; index < events.length; index += 50)
     batches.push(events.slice(index, index + 50))
-  for (const kind of KINDS) {
+  for (const kind of kinds) {
     const count = counters()
     const store = await openStore(urlOf(kind, join(directory, `b34-${kind}`)), { counters: count })
     const subjectPoints: number[] = []
@@ -829,7 +833,7 @@ function largestLine(kind: Kind, root: string): number {
 
 /**
  * Runs B2, B3, B4, B8, B11 and B13 and returns their rows. `only` picks some of them by id
- * (`B2`, `B3`, `B8`, `B11`, `B13`; B3 also runs B4).
+ * (`B2`, `B3`, `B4`, `B8`, `B11`, `B13`; B3 is the JSONL append, B4 the SQLite one).
  */
 export async function storeBenchmarks(options: {
   full: boolean
@@ -840,7 +844,13 @@ export async function storeBenchmarks(options: {
   try {
     return [
       ...(runs('B2') ? await fullLoad(directory, options.full) : []),
-      ...(runs('B3') ? await durableAppend(directory, options.full) : []),
+      ...(runs('B3') || runs('B4')
+        ? await durableAppend(
+            directory,
+            options.full,
+            KINDS.filter((kind) => runs(kind === 'jsonl' ? 'B3' : 'B4')),
+          )
+        : []),
       ...(runs('B8') ? await listing(directory, options.full) : []),
       ...(runs('B11') ? await forking(directory, options.full) : []),
       ...(runs('B13') ? await largePayloads(directory, options.full) : []),

@@ -4,6 +4,7 @@
  * phase changes of a run; `createAgent` owns the ones of the caller's calls.
  */
 import {
+  appendOwned,
   applyCrashRepair,
   crashRepairOfState,
   type DeliveryResult,
@@ -143,7 +144,7 @@ export function createDriver(options: DriverOptions): Driver {
     }
     options.moveTo({ kind: 'running', run, isWindowOpen: true })
     const turn = ++turns.last
-    session.append('turn/start', { turn, trigger: 'prompt' })
+    appendOwned(session, 'turn/start', { turn, trigger: 'prompt' })
     session.append('user/message', { id: entry.id, ...entry.data, content: decision.content })
     for (const context of decision.additionalContexts)
       session.append('user/message', { id: newMessageId(), ...context })
@@ -155,7 +156,7 @@ export function createDriver(options: DriverOptions): Driver {
     if (run.controller.signal.aborted) return
     const turn = ++turns.last
     options.moveTo({ kind: 'running', run, isWindowOpen: true })
-    session.append('turn/start', { turn, trigger: 'continue' })
+    appendOwned(session, 'turn/start', { turn, trigger: 'continue' })
     run.carried.push(entry)
     await runAdmittedTurn(turn, run)
   }

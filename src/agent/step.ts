@@ -2,7 +2,17 @@
  * One step of a turn (docs/spec.md §5.4), after `step/start`: the `request/header` if it
  * changed, the request with its retries, the assistant message, the tools, then `step/end`.
  */
-import { type EventMap, jsonEqual, messageOf, type ToolCallBlock, textOf } from '../core/index.js'
+import {
+  type AssistantBlock,
+  appendOwned,
+  type EventMap,
+  jsonEqual,
+  messageOf,
+  type ToolCallBlock,
+  textOf,
+  toFrozenJson,
+  type Usage,
+} from '../core/index.js'
 import type { ModelRequest, StreamPart } from '../providers/provider.js'
 import { ResponseAssembler } from './assembler.js'
 import { newMessageId } from './inputs.js'
@@ -126,7 +136,7 @@ const COMPLETED: StepOutcome = Object.freeze({ kind: 'would-end', reason: 'compl
 const MAX_TOKENS: StepOutcome = Object.freeze({ kind: 'would-end', reason: 'max-tokens' })
 
 function stepEnd(context: StepContext, turn: number, step: number, outcome: StepOutcome) {
-  context.session.append('step/end', { turn, step })
+  appendOwned(context.session, 'step/end', { turn, step })
   return outcome
 }
 
@@ -186,13 +196,16 @@ function recordResponse(
   const stopReason = assembler.stopReason ?? 'stop'
   let content = assembler.content()
   if (stopReason === 'max-tokens') content = content.filter((block) => block.type !== 'tool-call')
-  context.session.append('assistant/message', {
+  // Built here for the log and handed over: frozen in place, not copied (decision 0077). What
+  // came from the provider is copied: the calls' arguments (the tools get the provider's
+  // objects, as before) and the usage.
+  appendOwned(context.session, 'assistant/message', {
     id: newMessageId(),
-    content,
+    content: loggedContent(content),
     provider: context.provider.id,
     model: context.model,
     stopReason,
-    usage: assembler.usage,
+    usage: toFrozenJson(assembler.usage, APPEND_ASSISTANT, 'data.usage') as Usage,
   })
   // Counted first so that a response without text or calls makes no array for them.
   let texts = 0
@@ -209,4 +222,29 @@ function recordResponse(
   let index = 0
   for (const block of content) if (block.type === 'tool-call') calls[index++] = block
   return calls
+}
+
+const APPEND_ASSISTANT = 'cannot append "assistant/message"'
+
+/**
+ * The assembler's content as the log takes it over: its text and thinking blocks (made by the
+ * assembler for this message alone), and new call blocks holding a frozen copy of each call's
+ * arguments, so the blocks the tools run with stay the assembler's.
+ */
+function loggedContent(content: readonly AssistantBlock[]): AssistantBlock[] {
+  const logged: AssistantBlock[] = new Array(content.length)
+  let index = 0
+  for (const block of content) {
+    logged[index] =
+      block.type === 'tool-call'
+        ? {
+            type: 'tool-call',
+            id: block.id,
+            name: block.name,
+            args: toFrozenJson(block.args, APPEND_ASSISTANT, `data.content[${index}].args`),
+          }
+        : block
+    index++
+  }
+  return logged
 }

@@ -4,6 +4,7 @@
  * ones alone, and contexts returned by `tool-post` are staged so they follow all results.
  */
 import {
+  appendOwned,
   type ContentBlock,
   messageOf,
   optional,
@@ -165,7 +166,7 @@ async function runOneCall(
       }
     }
   }
-  context.session.append('tool/result', outcome.result)
+  logResult(context, outcome)
   for (const additional of outcome.contexts) context.stage(additional)
   return batchOutcome(context.signal.aborted, execution?.concludesTurn === true)
 }
@@ -188,9 +189,9 @@ function batchOutcome(isCanceled: boolean, concludesTurn: boolean): BatchOutcome
 function logInCallOrder(context: StepContext, slots: readonly Slot[]): Promise<void> {
   const logging = (async () => {
     for (const { outcome } of slots) {
-      const { result, contexts } = await outcome.promise
-      context.session.append('tool/result', result)
-      for (const additional of contexts) context.stage(additional)
+      const settled = await outcome.promise
+      logResult(context, settled)
+      for (const additional of settled.contexts) context.stage(additional)
     }
   })()
   // Awaited by the batch; until then this only keeps a failed append from counting as unhandled.
@@ -258,7 +259,7 @@ function executeCall(context: StepContext, execution: Execution): Outcome | Prom
   try {
     output = plan.tool.execute(plan.args, toolContext)
   } catch (error) {
-    return afterTool(context, execution, toolFailed(call, error))
+    return afterTool(context, execution, toolFailed(call, error), false)
   }
   if (isPromiseLike(output)) return settleTool(context, execution, output)
   let result: ResultData
@@ -267,7 +268,7 @@ function executeCall(context: StepContext, execution: Execution): Outcome | Prom
   } catch (error) {
     result = toolFailed(call, error)
   }
-  return afterTool(context, execution, result)
+  return afterTool(context, execution, result, typeof output === 'string')
 }
 
 async function settleTool(
@@ -281,7 +282,7 @@ async function settleTool(
   } catch (error) {
     result = toolFailed(execution.call, error)
   }
-  const outcome = afterTool(context, execution, result)
+  const outcome = afterTool(context, execution, result, false)
   return outcome instanceof Promise ? await outcome : outcome
 }
 
@@ -298,18 +299,31 @@ function toolFailed(call: ToolCallBlock, error: unknown): ResultData {
 }
 
 /** The `tool-post` waterfall (unless the turn was canceled), then the limit. */
+/** `isBuilt`: the agent made `result` itself (from a tool's text), so nobody else holds it. */
 function afterTool(
   context: StepContext,
   execution: Execution,
   result: ResultData,
+  isBuilt: boolean,
 ): Outcome | Promise<Outcome> {
   const listeners = context.hooks.list('tool-post')
   if (listeners.length > 0 && !context.signal.aborted)
     return postAndKeep(context, execution, result, listeners)
   const kept = keep(context, result)
-  return kept instanceof Promise
-    ? kept.then((truncated) => ({ result: truncated, contexts: NO_CONTEXTS }))
+  if (kept instanceof Promise)
+    return kept.then((truncated) => ({ result: truncated, contexts: NO_CONTEXTS }))
+  return isBuilt && kept === result
+    ? { result: kept, contexts: NO_CONTEXTS, isOwned: true }
     : { result: kept, contexts: NO_CONTEXTS }
+}
+
+/**
+ * Logs a call's result: handed over when the agent built it (decision 0077), else copied, as
+ * a tool's or a hook's value may still be held by them.
+ */
+function logResult(context: StepContext, outcome: Outcome): void {
+  if (outcome.isOwned) appendOwned(context.session, 'tool/result', outcome.result)
+  else context.session.append('tool/result', outcome.result)
 }
 
 async function postAndKeep(

@@ -32,7 +32,15 @@ export type ToolFailureCode =
   | 'canceled'
   | 'internal'
   | 'tool-error'
-export type Outcome = { readonly result: ResultData; readonly contexts: readonly UserMessageData[] }
+export type Outcome = {
+  readonly result: ResultData
+  readonly contexts: readonly UserMessageData[]
+  /**
+   * The agent built `result` from a tool's text and nobody else holds it: the log takes it
+   * over without a copy (decision 0077). Absent where a tool or hook gave any part of it.
+   */
+  readonly isOwned?: true
+}
 export type Runnable = { readonly tool: Tool; readonly args: unknown; readonly rawArgs: JsonValue }
 export type Plan =
   | { readonly kind: 'done'; readonly outcome: Outcome }

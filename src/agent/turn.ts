@@ -3,7 +3,7 @@
  * end of the turn. The turn ends by closing the window and appending `turn/end` in one
  * synchronous stretch, so nothing staged can slip between the last drain and the end.
  */
-import type { TurnEndReason } from '../core/index.js'
+import { appendOwned, type TurnEndReason } from '../core/index.js'
 import { jsonLength } from '../core/json-length.js'
 import { runSerial } from './hooks.js'
 import { runStep } from './step.js'
@@ -67,7 +67,8 @@ export async function runTurn(context: TurnContext, turn: number): Promise<TurnO
         context.reportError('compaction', new Error(result.error.message))
       if (signal.aborted) return canceled()
     }
-    context.session.append('step/start', { turn, step })
+    // The agent's own data, built here: frozen in place, not copied (decision 0077).
+    appendOwned(context.session, 'step/start', { turn, step })
     const outcome = await runStep(stepContext, turn, step, onText)
     switch (outcome.kind) {
       case 'canceled':

@@ -17,6 +17,7 @@ import {
 import { createLogChecker, type LogChecker } from './invariants.js'
 import { deepFreeze, toFrozenJson } from './json.js'
 import { EMPTY_LOG_STATE, foldEvent, type LogState } from './log-fold.js'
+import { freezeOwnedJson } from './owned-json.js'
 import {
   createProjector,
   extendProjectionState,
@@ -105,6 +106,32 @@ export interface Session {
   flush(): Promise<void>
   /** Flushes and releases the session (a store's writer lease). Appends after it throw. */
   close(): Promise<void>
+}
+
+/**
+ * The key of a live session's append that takes its data over (decision 0077): the data is
+ * checked and frozen in place instead of copied. Internal to rudder: callers use `appendOwned`.
+ */
+const APPEND_OWNED: unique symbol = Symbol('rudder.appendOwned')
+
+type OwnedAppend = <T extends EventType>(type: T, data: EventMap[T]) => CoreEvent<T>
+
+/**
+ * Appends a core event whose data the caller built for this append and gives up, as
+ * `session.append` does but without copying the data: every unfrozen object and array in it
+ * is frozen in place (`freezeOwnedJson`), so nobody may keep a reference to one, and any
+ * frozen one must be plain JSON the log already holds. For the agent's own events; data that
+ * came from a caller, a hook, a tool or a provider goes through `session.append`, or is
+ * copied with `toFrozenJson` before it is put in. A session not made by `openLiveSession`
+ * gets a plain `append`. Throws as `append` does.
+ */
+export function appendOwned<T extends EventType>(
+  session: Session,
+  type: T,
+  data: EventMap[T],
+): CoreEvent<T> {
+  const owned = (session as { [APPEND_OWNED]?: OwnedAppend })[APPEND_OWNED]
+  return owned ? owned(type, data) : session.append(type, data)
 }
 
 export type ReadEventsOptions = {
@@ -378,6 +405,15 @@ export function openLiveSession(options: OpenLiveSessionOptions): LiveSession {
   }
 
   function append(type: string, data: unknown, extension?: { ignorable: true }): SessionEvent {
+    return take(type, data, extension, false)
+  }
+
+  function take(
+    type: string,
+    data: unknown,
+    extension: { ignorable: true } | undefined,
+    isOwned: boolean,
+  ): SessionEvent {
     if (isClosed)
       throw new RudderError('DISPOSED', `session ${header.id} is closed; open it again to append`)
     const isCore = isEventType(type)
@@ -387,7 +423,9 @@ export function openLiveSession(options: OpenLiveSessionOptions): LiveSession {
         `cannot append "${type}": it is not a core event type; a plugin's own events must be appended with { ignorable: true } so that readers that do not know them can skip them`,
       )
     }
-    const frozenData = toFrozenJson(data, `cannot append "${type}"`)
+    const frozenData = isOwned
+      ? freezeOwnedJson(data, `cannot append "${type}"`)
+      : toFrozenJson(data, `cannot append "${type}"`)
     if (type === 'compaction') checkCompaction(frozenData)
     const base = { seq: nextSeq(), time: now(), type, data: frozenData }
     const event = Object.freeze(isCore ? base : { ...base, ignorable: true }) as SessionEvent
@@ -428,7 +466,7 @@ export function openLiveSession(options: OpenLiveSessionOptions): LiveSession {
       )
   }
 
-  return {
+  const live: LiveSession = {
     header,
     get nextSeq() {
       return nextSeq()
@@ -485,4 +523,9 @@ export function openLiveSession(options: OpenLiveSessionOptions): LiveSession {
       await sink?.close()
     },
   }
+  // Not enumerable: a copy of the session object (a spread) falls back to the copying append.
+  Object.defineProperty(live, APPEND_OWNED, {
+    value: ((type: EventType, data: unknown) => take(type, data, undefined, true)) as OwnedAppend,
+  })
+  return live
 }
