@@ -27,7 +27,7 @@ import {
   toFrozenJson,
 } from '../src/core/index.js'
 import { createAgent } from '../src/index.js'
-import { checksumOf } from '../src/stores/checkpoint.js'
+import { checksumOfLines } from '../src/stores/checkpoint.js'
 import { decodeLine } from '../src/stores/codec.js'
 import { checkForWrite } from '../src/stores/event-check.js'
 import {
@@ -361,7 +361,7 @@ function guarded(): (batch: readonly Append[]) => string[] {
       projector.apply(event)
       lines[index] = JSON.stringify(event)
     }
-    checksum = checksumOf(lines.join(''), checksum)
+    checksum = checksumOfLines('bytes', lines, checksum)
     return lines
   }
 }

@@ -28,6 +28,25 @@ export type StoredRecord =
     }
 
 /**
+ * What a checkpoint's checksum covers in a backend (docs/log-format.md, decision 0162): `bytes`,
+ * the stored bytes of the records, each line with its `\n` (JSONL: the file from the first
+ * event's line on, summed a chunk at a time as it is read); `text`, the records' texts
+ * concatenated without line ends (a database row holds no line end).
+ */
+export type ChecksumForm = 'bytes' | 'text'
+
+/**
+ * A batch `records` yields. A backend whose checksum form is `bytes` hands over the bytes its
+ * line records were read from, so the checksum of a batch is one CRC call, not one per record:
+ * `stored.bytes[0]` is at position `stored.start`, where the batch's first record begins, and
+ * each line record lies in it with its `\n`. Valid only until the next batch is asked for (the
+ * reader reuses its buffer).
+ */
+export type RecordBatch = StoredRecord[] & {
+  readonly stored?: { readonly bytes: Buffer; readonly start: number }
+}
+
+/**
  * Complete records read by a byte copy (`Backend.copyInspected`), in order: record `i` is
  * `bytes[starts[i], ends[i])` (UTF-8, without its newline) and ends at `positions[i]` in the
  * backend's terms (`StoredRecord.position`). Valid only during the call it is passed to.
@@ -76,6 +95,8 @@ export interface Backend {
   readonly url: string
   /** Where large payloads go, or undefined to keep them inline (memory). */
   readonly blobs: BlobStore | undefined
+  /** What a checkpoint's checksum covers here (default `text`). */
+  readonly checksumForm?: ChecksumForm
   /** Human-readable place of a session's log, for messages. */
   describe(id: string): string
   /** Where a record is (file and line, or database and seq), from its `where`. */
@@ -105,7 +126,7 @@ export interface Backend {
        */
       readonly fromPosition?: number
     },
-  ): AsyncIterable<StoredRecord[]>
+  ): AsyncIterable<RecordBatch>
   /** Opens the log for appending; the caller holds the lease. */
   openWriter(id: string, start: WriterStart): Promise<BatchWriter>
   /**

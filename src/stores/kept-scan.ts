@@ -6,8 +6,8 @@
  */
 import { crc32 } from 'node:zlib'
 import type { ProjectionState } from '../core/index.js'
-import type { Backend, CopiedLines } from './backend.js'
-import { checksumOf } from './checkpoint.js'
+import type { Backend, ChecksumForm, CopiedLines, RecordBatch } from './backend.js'
+import { checksumOfRecords } from './checkpoint.js'
 
 /** What a fork needs of the kept events `[0..cut]`, read off their envelopes (`scanKept`). */
 export type KeptScan = {
@@ -28,12 +28,13 @@ export type KeptScanResult = KeptScan & { readonly lastSeq: number }
 /**
  * Takes the kept records of a fork in order from seq 0 and gathers what the child needs
  * (`KeptScan`) off each envelope, without checking the events again (decision 0067). Records
- * come as text (`addText`) or as the stored bytes a copy read (`addLines`, so a byte copy need
- * not decode them). Each returns false when a record is not in the form this store writes,
- * after which the scanner takes no more.
+ * come as a batch `records` yielded (`addRecords`, its line records; a torn end is no event)
+ * or as the stored bytes a copy read (`addLines`, so a byte copy need not decode them). Each
+ * returns false when a record is not in the form this store writes, after which the scanner
+ * takes no more. The checksum is summed in the backend's `form`.
  */
 export type KeptScanner = {
-  addText(text: string, position: number): boolean
+  addRecords(batch: RecordBatch): boolean
   addLines(lines: CopiedLines): boolean
   /**
    * What the records taken so far add up to, or undefined when one was refused or fewer than
@@ -42,7 +43,7 @@ export type KeptScanner = {
   result(cut: number | undefined): KeptScanResult | undefined
 }
 
-export function createKeptScanner(): KeptScanner {
+export function createKeptScanner(form: ChecksumForm): KeptScanner {
   let seq = 0
   let position = 0
   let checksum = 0
@@ -52,7 +53,7 @@ export function createKeptScanner(): KeptScanner {
   let from = 0
   let headerSeq: number | undefined
   let isRefused = false
-  const sum = createLinesChecksum()
+  const sum = createLinesChecksum(form)
 
   /** Takes the record of `seq` once its type is known; `text` parses it (turn starts, compactions). */
   function take(type: string | undefined, text: () => string, end: number): boolean {
@@ -80,11 +81,18 @@ export function createKeptScanner(): KeptScanner {
   }
 
   return {
-    addText(text, end) {
+    addRecords(batch) {
       if (isRefused) return false
-      checksum = checksumOf(text, checksum)
-      characters += text.length
-      return take(envelopeType(text, seq), () => text, end)
+      let count = 0
+      for (; count < batch.length; count++) {
+        const record = batch[count]!
+        if (record.kind === 'torn') break
+        const { text } = record
+        if (!take(envelopeType(text, seq), () => text, record.position)) return false
+        characters += text.length
+      }
+      checksum = checksumOfRecords(form, batch, 0, count, checksum)
+      return true
     },
     addLines(lines) {
       if (isRefused) return false
@@ -115,16 +123,19 @@ export function createKeptScanner(): KeptScanner {
 }
 
 /**
- * Continues `checksumOf` over copied lines: the CRC-32 of a string is that of its UTF-8 bytes,
- * and a chained CRC is the CRC of the lines joined, so the lines are joined (without their
- * newlines) in a scratch buffer and summed in one call, not one per line.
+ * Continues `checksumOfRecords` over copied lines, in one call, not one per line. In the
+ * `bytes` form the lines are summed where they lie with their newlines, when they follow one
+ * another in `bytes` (a line begun in an earlier chunk comes alone, without it). In the `text`
+ * form (the CRC-32 of a string is that of its UTF-8 bytes, and a chained CRC is the CRC of the
+ * lines joined) they are joined without their newlines in a scratch buffer.
  */
-function createLinesChecksum(): (lines: CopiedLines, previous: number) => number {
+function createLinesChecksum(form: ChecksumForm): (lines: CopiedLines, previous: number) => number {
   let own: Buffer = Buffer.allocUnsafe(0)
   return (lines, previous) => {
     const count = lines.positions.length
     if (count === 0) return previous
     const { bytes, starts, ends } = lines
+    if (form === 'bytes') return sumWithNewlines(lines, previous)
     const first = starts[0]!
     const span = ends[count - 1]! - first
     // The backend's spare buffer if it has one (used during this call only), else our own.
@@ -143,6 +154,22 @@ function createLinesChecksum(): (lines: CopiedLines, previous: number) => number
   }
 }
 
+const NEWLINE = new Uint8Array([10])
+
+/** `checksumOfRecords` in the `bytes` form over copied lines (`createLinesChecksum`). */
+function sumWithNewlines(lines: CopiedLines, previous: number): number {
+  const { bytes, starts, ends } = lines
+  const count = starts.length
+  let isContiguous = bytes[ends[count - 1]!] === 10
+  for (let index = 1; isContiguous && index < count; index++)
+    isContiguous = starts[index] === ends[index - 1]! + 1
+  if (isContiguous) return crc32(bytes.subarray(starts[0]!, ends[count - 1]! + 1), previous)
+  let checksum = previous
+  for (let index = 0; index < count; index++)
+    checksum = crc32(NEWLINE, crc32(bytes.subarray(starts[index]!, ends[index]!), checksum))
+  return checksum
+}
+
 /** What a byte copy of records `[0..lastSeq]` adds up to (`sumKept`). */
 export type KeptSum = {
   readonly lastSeq: number
@@ -155,11 +182,14 @@ export type KeptSum = {
  * Sums the records a fork copies from a source that knows what it wrote (checksum and where
  * its last record ends), to compare: bytes only, no record parsed.
  */
-export function sumKept(): { addLines(lines: CopiedLines): true; result(): KeptSum } {
+export function sumKept(form: ChecksumForm): {
+  addLines(lines: CopiedLines): true
+  result(): KeptSum
+} {
   let count = 0
   let position = 0
   let checksum = 0
-  const sum = createLinesChecksum()
+  const sum = createLinesChecksum(form)
   return {
     addLines(lines) {
       checksum = sum(lines, checksum)
@@ -230,14 +260,9 @@ export async function scanKept(
   id: string,
   cut: number | undefined,
 ): Promise<KeptScanResult | undefined> {
-  const scanner = createKeptScanner()
-  for await (const batch of backend.records(id, cut === undefined ? {} : { throughSeq: cut })) {
-    for (const record of batch) {
-      // A torn last line is no event: the log ends before it.
-      if (record.kind === 'torn') break
-      if (!scanner.addText(record.text, record.position)) return undefined
-    }
-  }
+  const scanner = createKeptScanner(backend.checksumForm ?? 'text')
+  for await (const batch of backend.records(id, cut === undefined ? {} : { throughSeq: cut }))
+    if (!scanner.addRecords(batch)) return undefined
   return scanner.result(cut)
 }
 

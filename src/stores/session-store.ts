@@ -23,7 +23,7 @@ import {
 import type { Backend, BatchWriter } from './backend.js'
 import {
   type Checkpoint,
-  checksumOf,
+  checksumOfLines,
   DEFAULT_CHECKPOINT_POLICY,
   encodeCheckpoint,
   parseCheckpoint,
@@ -89,6 +89,8 @@ export function createSessionStore(backend: Backend, options: StoreOptions = {})
   const closed = new AbortController()
   const followPollMs = options.followPollMs ?? 250
   const policy = { ...DEFAULT_CHECKPOINT_POLICY, ...options.checkpointPolicy }
+  /** How this backend's checkpoints sum its records (decision 0162). */
+  const checksumForm = backend.checksumForm ?? 'text'
 
   function ensureOpen(): void {
     if (closing)
@@ -142,7 +144,7 @@ export function createSessionStore(backend: Backend, options: StoreOptions = {})
     /** Events not yet in the log, written first (salvage copies its prefix this way). */
     unwritten?: boolean
     /**
-     * `checksumOf` the stored lines of the log and their characters, when known: without them
+     * The checksum of the stored lines of the log and their characters, when known: without them
      * the session writes no checkpoint (a fork copied bytes it did not read).
      */
     stored?: { readonly checksum: number; readonly characters: number }
@@ -204,10 +206,8 @@ export function createSessionStore(backend: Backend, options: StoreOptions = {})
     /** Takes note of a batch made durable; then writes a checkpoint if one is due. */
     function noteDurable(batch: readonly SessionEvent[], lines: readonly string[]): void {
       if (!durable || batch.length === 0) return
-      // One CRC over the joined batch: CRC-32 chains, so it equals one CRC per line.
-      const text = lines.length === 1 ? lines[0]! : lines.join('')
-      durable.checksum = checksumOf(text, durable.checksum)
-      durable.characters += text.length
+      durable.checksum = checksumOfLines(checksumForm, lines, durable.checksum)
+      for (const line of lines) durable.characters += line.length
       durable.throughSeq = batch.at(-1)!.seq
       if (self && isCheckpointDue()) writeCheckpoint()
     }
@@ -516,7 +516,7 @@ export function createSessionStore(backend: Backend, options: StoreOptions = {})
     header: SessionHeader,
     cut: number,
   ): Promise<{ readonly scan: KeptScanResult; readonly lease: Lease } | undefined> {
-    const scanner = createKeptScanner()
+    const scanner = createKeptScanner(checksumForm)
     const copied = await backend.copyInspected!(sourceId, header, {
       throughSeq: cut,
       inspect: (lines) => scanner.addLines(lines),
@@ -540,7 +540,7 @@ export function createSessionStore(backend: Backend, options: StoreOptions = {})
     cut: number,
     expected: { readonly position: number; readonly checksum: number | undefined },
   ): Promise<Lease> {
-    const sum = sumKept()
+    const sum = sumKept(checksumForm)
     const copied = await backend.copyInspected!(sourceId, header, {
       throughSeq: cut,
       inspect: (lines) => sum.addLines(lines),
