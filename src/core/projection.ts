@@ -121,7 +121,10 @@ class TranscriptProjector implements Projector {
       this.#header = event
       return
     }
-    if (event.type !== 'compaction') return this.#push(event)
+    if (event.type !== 'compaction') {
+      this.#push(event)
+      return
+    }
     const summary = summaryOf(event)
     this.#messages = [summary]
     this.#from = event.data.firstKeptSeq
