@@ -161,7 +161,8 @@ export async function loadEvents(
           continue
         }
         try {
-          events.push(await checkedEvent(backend, id, record, decode, check, hint))
+          const event = checkedEvent(backend, id, record, decode, check, hint)
+          events.push(event instanceof Promise ? await event : event)
           positions.push(record.position)
         } catch (caught) {
           const location = backend.locate(id, record.where)
@@ -194,18 +195,22 @@ export async function loadEvents(
  * A stored record decoded, its blobs put back and checked (`check`), frozen. Frozen here, in
  * batches between event-loop turns, so opening a live session over these events finds them
  * frozen already and does no deep walk of its own. Throws what decoding and checking throw.
+ * Synchronous unless the record refers to blobs: an `await` per record cost a promise and a
+ * microtask turn per event (bench B2).
  */
-async function checkedEvent(
+function checkedEvent(
   backend: Backend,
   id: string,
   record: { readonly text: string; readonly where: number },
   decode: (text: string) => DecodedLine,
   check: ReturnType<typeof createEventCheck>,
   hint: string,
-): Promise<SessionEvent> {
+): SessionEvent | Promise<SessionEvent> {
   const line = decode(record.text)
-  if (line.blobs) await resolveBlobs(line, backend.blobs, backend.locate(id, record.where), hint)
-  return deepFreeze(check.accept(line))
+  if (!line.blobs) return deepFreeze(check.accept(line))
+  return resolveBlobs(line, backend.blobs, backend.locate(id, record.where), hint).then(() =>
+    deepFreeze(check.accept(line)),
+  )
 }
 
 /**
@@ -314,7 +319,8 @@ export async function loadTail(
         }
         characters += record.text.length
         try {
-          events.push(await checkedEvent(backend, id, record, decodeLine, check, hint))
+          const event = checkedEvent(backend, id, record, decodeLine, check, hint)
+          events.push(event instanceof Promise ? await event : event)
           positions.push(record.position)
         } catch (caught) {
           throw locate(caught, backend.locate(id, record.where), hint)
