@@ -35,15 +35,32 @@ export type StoredRecord =
  */
 export type ChecksumForm = 'bytes' | 'text'
 
+/** A batch `records` yields. */
+export type RecordBatch = StoredRecord[]
+
 /**
- * A batch `records` yields. A backend whose checksum form is `bytes` hands over the bytes its
- * line records were read from, so the checksum of a batch is one CRC call, not one per record:
- * `stored.bytes[0]` is at position `stored.start`, where the batch's first record begins, and
- * each line record lies in it with its `\n`. Valid only until the next batch is asked for (the
- * reader reuses its buffer).
+ * The bytes a batch's line records were read from, which a backend whose checksum form is
+ * `bytes` hands over (`withStoredBytes`) so that the checksum of a batch is one CRC call, not
+ * one per record: `bytes[0]` is at position `start`, where the batch's first record begins,
+ * and each line record lies in it with its `\n`. Valid only until the next batch is asked for
+ * (the reader reuses its buffer).
  */
-export type RecordBatch = StoredRecord[] & {
-  readonly stored?: { readonly bytes: Buffer; readonly start: number }
+export type StoredBytes = { readonly bytes: Buffer; readonly start: number }
+
+// Beside the batch, not a property on it: a property added to arrays hangs off a weak map
+// transition, and each full collection that frees every such array dropped the optimised code
+// of the loader that read it, compiled again at the next load (decision 0162).
+const storedBytes = new WeakMap<readonly StoredRecord[], StoredBytes>()
+
+/** Notes the bytes `batch` was read from (see `StoredBytes`); returns `batch`. */
+export function withStoredBytes(batch: RecordBatch, bytes: StoredBytes): RecordBatch {
+  storedBytes.set(batch, bytes)
+  return batch
+}
+
+/** The bytes `batch` was read from, if its backend handed them over. */
+export function storedBytesOf(batch: readonly StoredRecord[]): StoredBytes | undefined {
+  return storedBytes.get(batch)
 }
 
 /**

@@ -16,7 +16,7 @@ import type {
   ProjectionState,
   ToolCallBlock,
 } from '../core/index.js'
-import type { ChecksumForm, RecordBatch } from './backend.js'
+import { type ChecksumForm, type RecordBatch, storedBytesOf } from './backend.js'
 
 /**
  * The checkpoint format this build writes and reads; any other version is ignored. Version 3
@@ -76,7 +76,7 @@ export function checksumOfRecords(
   previous: number,
 ): number {
   if (from >= to) return previous
-  const stored = form === 'bytes' ? batch.stored : undefined
+  const stored = form === 'bytes' ? storedBytesOf(batch) : undefined
   if (stored) {
     const start = from === 0 ? stored.start : batch[from - 1]!.position
     const end = batch[to - 1]!.position

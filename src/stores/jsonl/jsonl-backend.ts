@@ -17,7 +17,7 @@ import {
 } from 'node:fs/promises'
 import { join } from 'node:path'
 import { LogCorruptError, type SessionHeader } from '../../core/index.js'
-import type { Backend, RecordBatch, StoredRecord } from '../backend.js'
+import { type Backend, type RecordBatch, type StoredRecord, withStoredBytes } from '../backend.js'
 import { createBlobStore } from '../blob-store.js'
 import { sessionExists, sessionNotFound, storeFailure } from '../errors.js'
 import { syncDirectory } from '../fs-sync.js'
@@ -292,12 +292,12 @@ export async function createJsonlBackend(
 }
 
 /**
- * `records` with the bytes their lines were read from (`RecordBatch.stored`): the checkpoint's
+ * `records` with the bytes their lines were read from (`StoredBytes`): the checkpoint's
  * checksum of a JSONL log is over those bytes (decision 0162).
  */
 function withBytes(records: StoredRecord[], batch: LineBatch): RecordBatch {
   if (batch.bytes === undefined || batch.start === undefined) return records
-  return Object.assign(records, { stored: { bytes: batch.bytes, start: batch.start } })
+  return withStoredBytes(records, { bytes: batch.bytes, start: batch.start })
 }
 
 /** Where the first event line of a log starts: after its header line. */
