@@ -12,23 +12,42 @@ import { monitorEventLoopDelay } from 'node:perf_hooks'
 import Database from 'better-sqlite3'
 import { openStore, type SessionStore } from '../src/stores/index.js'
 import { fmt, median, type Pair, printTable, type Row, ratios } from './measure.js'
-import { bigLog, type Kind, urlOf, writeSession } from './stores.js'
+import { bigLog, type Kind, urlOf, WARM_RUNS, writeSession } from './stores.js'
+import { threadCpuClock } from './thread-cpu.js'
 
 const MiB = 1024 * 1024
 /** Sessions written through this policy keep no checkpoint. */
 const NEVER = { minCharacters: Infinity, everyCharacters: Infinity, everyEvents: Infinity }
 
-/** CPU ms of `run`, after a collection; records the longest event-loop block. */
-async function cpu(run: () => Promise<void>, blocks?: number[]): Promise<number> {
+const threadClock = threadCpuClock()
+
+/**
+ * CPU ms of `run` (every thread: GC helpers and the thread pool included), after a collection;
+ * records the longest event-loop block and the main thread's CPU ms.
+ */
+async function cpu(
+  run: () => Promise<void>,
+  blocks?: number[],
+  mainThread?: number[],
+): Promise<number> {
   ;(globalThis as { gc?: () => void }).gc?.()
   const delay = monitorEventLoopDelay({ resolution: 5 })
   delay.enable()
+  const thread = threadClock?.()
   const start = process.cpuUsage()
   await run()
   const used = process.cpuUsage(start)
+  if (thread !== undefined) mainThread?.push(threadClock!() - thread)
   delay.disable()
   blocks?.push(delay.max / 1e6)
   return (used.user + used.system) / 1000
+}
+
+/** `main thread a× (floor b ms)`, the median ratio of main-thread CPU over the pairs. */
+function mainThreadRatio(subject: readonly number[], floor: readonly number[]): string {
+  if (subject.length === 0 || subject.length !== floor.length) return ''
+  const ratio = median(subject.map((value, index) => value / Math.max(floor[index]!, 1e-6)))
+  return `; main thread ${fmt.ms(median(subject))} vs ${fmt.ms(median(floor))}, ${ratio.toFixed(2)}×`
 }
 
 function floorOf(kind: Kind, directory: string, id: string): () => Promise<void> {
@@ -74,21 +93,31 @@ export async function checkpointBenchmarks(options: { full: boolean }): Promise<
         await session.close()
       }
       const floor = floorOf(kind, directory, withCheckpoint)
-      // Warm caches and JIT.
-      await open(store, withCheckpoint)()
-      await open(plain, without)()
+      // Warm caches and JIT (see WARM_RUNS).
+      for (let run = 0; run < WARM_RUNS; run++) {
+        await open(store, withCheckpoint)()
+        await open(plain, without)()
+        await floor()
+      }
       // Each subject is followed by its own floor run, so a ratio compares neighbours in time
       // (the machine is shared and noisy); figures are medians over the pairs.
       const fast: Pair[] = []
       const slow: Pair[] = []
       const fastBlocks: number[] = []
       const slowBlocks: number[] = []
+      const threads = { fast: [], fastFloor: [], slow: [], slowFloor: [] } as Record<
+        string,
+        number[]
+      >
       for (let pair = 0; pair < 7; pair++) {
         fast.push({
-          subject: await cpu(open(store, withCheckpoint), fastBlocks),
-          floor: await cpu(floor),
+          subject: await cpu(open(store, withCheckpoint), fastBlocks, threads.fast),
+          floor: await cpu(floor, undefined, threads.fastFloor),
         })
-        slow.push({ subject: await cpu(open(plain, without), slowBlocks), floor: await cpu(floor) })
+        slow.push({
+          subject: await cpu(open(plain, without), slowBlocks, threads.slow),
+          floor: await cpu(floor, undefined, threads.slowFloor),
+        })
       }
       await plain.close()
       await store.close()
@@ -96,7 +125,7 @@ export async function checkpointBenchmarks(options: { full: boolean }): Promise<
       const label = `${kind}: open ${(size / MiB).toFixed(0)} MB / ${events.length.toLocaleString('en')} events (CPU)`
       rows.push({
         id: 'B2+',
-        what: `${label} from its checkpoint, projection loaded (every event read, checked against its CRC); longest block ${Math.max(...fastBlocks).toFixed(0)} ms`,
+        what: `${label} from its checkpoint, projection loaded (every event read, checked against its CRC); longest block ${Math.max(...fastBlocks).toFixed(0)} ms${mainThreadRatio(threads.fast!, threads.fastFloor!)}`,
         figure: fmt.ms(of(fast, 'subject')),
         floor: `${fmt.ms(of(fast, 'floor'))} read+parse`,
         ratio: fmt.ratio(ratios(fast)),
@@ -104,7 +133,7 @@ export async function checkpointBenchmarks(options: { full: boolean }): Promise<
       })
       rows.push({
         id: 'B2',
-        what: `${label} without a checkpoint (full check); longest block ${Math.max(...slowBlocks).toFixed(0)} ms`,
+        what: `${label} without a checkpoint (full check); longest block ${Math.max(...slowBlocks).toFixed(0)} ms${mainThreadRatio(threads.slow!, threads.slowFloor!)}`,
         figure: fmt.ms(of(slow, 'subject')),
         floor: `${fmt.ms(of(slow, 'floor'))} read+parse`,
         ratio: fmt.ratio(ratios(slow)),

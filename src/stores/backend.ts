@@ -28,6 +28,42 @@ export type StoredRecord =
     }
 
 /**
+ * What a checkpoint's checksum covers in a backend (docs/log-format.md, decision 0162): `bytes`,
+ * the stored bytes of the records, each line with its `\n` (JSONL: the file from the first
+ * event's line on, summed a chunk at a time as it is read); `text`, the records' texts
+ * concatenated without line ends (a database row holds no line end).
+ */
+export type ChecksumForm = 'bytes' | 'text'
+
+/** A batch `records` yields. */
+export type RecordBatch = StoredRecord[]
+
+/**
+ * The bytes a batch's line records were read from, which a backend whose checksum form is
+ * `bytes` hands over (`withStoredBytes`) so that the checksum of a batch is one CRC call, not
+ * one per record: `bytes[0]` is at position `start`, where the batch's first record begins,
+ * and each line record lies in it with its `\n`. Valid only until the next batch is asked for
+ * (the reader reuses its buffer).
+ */
+export type StoredBytes = { readonly bytes: Buffer; readonly start: number }
+
+// Beside the batch, not a property on it: a property added to arrays hangs off a weak map
+// transition, and each full collection that frees every such array dropped the optimised code
+// of the loader that read it, compiled again at the next load (decision 0162).
+const storedBytes = new WeakMap<readonly StoredRecord[], StoredBytes>()
+
+/** Notes the bytes `batch` was read from (see `StoredBytes`); returns `batch`. */
+export function withStoredBytes(batch: RecordBatch, bytes: StoredBytes): RecordBatch {
+  storedBytes.set(batch, bytes)
+  return batch
+}
+
+/** The bytes `batch` was read from, if its backend handed them over. */
+export function storedBytesOf(batch: readonly StoredRecord[]): StoredBytes | undefined {
+  return storedBytes.get(batch)
+}
+
+/**
  * Complete records read by a byte copy (`Backend.copyInspected`), in order: record `i` is
  * `bytes[starts[i], ends[i])` (UTF-8, without its newline) and ends at `positions[i]` in the
  * backend's terms (`StoredRecord.position`). Valid only during the call it is passed to.
@@ -103,6 +139,8 @@ export interface Backend {
   readonly url: string
   /** Where large payloads go, or undefined to keep them inline (memory). */
   readonly blobs: BlobStore | undefined
+  /** What a checkpoint's checksum covers here (default `text`). */
+  readonly checksumForm?: ChecksumForm
   /** Human-readable place of a session's log, for messages. */
   describe(id: string): string
   /** Where a record is (file and line, or database and seq), from its `where`. */
@@ -132,7 +170,7 @@ export interface Backend {
        */
       readonly fromPosition?: number
     },
-  ): AsyncIterable<StoredRecord[]>
+  ): AsyncIterable<RecordBatch>
   /** Opens the log for appending; the caller holds the lease. */
   openWriter(id: string, start: WriterStart): Promise<BatchWriter>
   /**

@@ -16,9 +16,13 @@ import type {
   ProjectionState,
   ToolCallBlock,
 } from '../core/index.js'
+import { type ChecksumForm, type RecordBatch, storedBytesOf } from './backend.js'
 
-/** The checkpoint format this build writes and reads; any other version is ignored. */
-export const CHECKPOINT_VERSION = 2
+/**
+ * The checkpoint format this build writes and reads; any other version is ignored. Version 3
+ * (decision 0162): a JSONL checksum covers the stored bytes, line ends included.
+ */
+export const CHECKPOINT_VERSION = 3
 
 export type Checkpoint = {
   /** The last seq covered: events `[0..throughSeq]`. */
@@ -30,7 +34,7 @@ export type Checkpoint = {
    * backend reads the tail from there without reading the covered records (decision 0161).
    */
   readonly start?: number
-  /** `checksumOf` the stored lines of the covered events, in order. */
+  /** The checksum of the covered records (`checksumOfRecords`, in the backend's form). */
   readonly checksum: number
   /** The characters of those lines (the next checkpoint's policy counts from them). */
   readonly characters: number
@@ -56,13 +60,53 @@ export const DEFAULT_CHECKPOINT_POLICY: CheckpointPolicy = {
   everyEvents: 10_000,
 }
 
-/** Continues a running checksum over one more stored line (start from 0). */
-export function checksumOf(line: string, previous: number): number {
-  return crc32(line, previous)
+const NEWLINE = Buffer.from('\n')
+
+/**
+ * Continues a running checksum (start from 0) over the line records `[from, to)` of a batch,
+ * in the backend's form (docs/log-format.md). In the `bytes` form a batch that carries its
+ * bytes is summed in one call: a call per record costs about as much as the CRC of a 1 KB line
+ * itself. Without them each text is summed with a `\n` (its bytes, if they were UTF-8).
+ */
+export function checksumOfRecords(
+  form: ChecksumForm,
+  batch: RecordBatch,
+  from: number,
+  to: number,
+  previous: number,
+): number {
+  if (from >= to) return previous
+  const stored = form === 'bytes' ? storedBytesOf(batch) : undefined
+  if (stored) {
+    const start = from === 0 ? stored.start : batch[from - 1]!.position
+    const end = batch[to - 1]!.position
+    return crc32(stored.bytes.subarray(start - stored.start, end - stored.start), previous)
+  }
+  let checksum = previous
+  for (let index = from; index < to; index++) {
+    const record = batch[index]!
+    if (record.kind !== 'line') continue
+    checksum = crc32(record.text, checksum)
+    if (form === 'bytes') checksum = crc32(NEWLINE, checksum)
+  }
+  return checksum
+}
+
+/** Continues a running checksum over stored lines as written, in order (an append batch). */
+export function checksumOfLines(
+  form: ChecksumForm,
+  lines: readonly string[],
+  previous: number,
+): number {
+  if (lines.length === 0) return previous
+  // One CRC over the joined batch: CRC-32 chains, so it equals one CRC per line. The CRC-32 of
+  // a string is that of its UTF-8 bytes: in the `bytes` form, what the JSONL writer writes.
+  if (form === 'bytes') return crc32(`${lines.join('\n')}\n`, previous)
+  return crc32(lines.length === 1 ? lines[0]! : lines.join(''), previous)
 }
 
 /**
- * The stored text: `{"version":1,"crc":<CRC-32 of body>,"body":<body>}`, so damage to the
+ * The stored text: `{"version":3,"crc":<CRC-32 of body>,"body":<body>}`, so damage to the
  * checkpoint itself (a torn write, a flipped byte) is caught before any of it is used.
  */
 export function encodeCheckpoint(checkpoint: Checkpoint): string {

@@ -6,8 +6,8 @@
  */
 import { crc32 } from 'node:zlib'
 import type { ProjectionState } from '../core/index.js'
-import type { Backend, CopiedLines, CopiedTexts } from './backend.js'
-import { checksumOf } from './checkpoint.js'
+import type { Backend, ChecksumForm, CopiedLines, CopiedTexts, RecordBatch } from './backend.js'
+import { checksumOfRecords } from './checkpoint.js'
 
 /** What a fork needs of the kept events `[0..cut]`, read off their envelopes (`scanKept`). */
 export type KeptScan = {
@@ -30,13 +30,15 @@ export type KeptScanResult = KeptScan & { readonly lastSeq: number }
 /**
  * Takes the kept records of a fork in order from seq 0 and gathers what the child needs
  * (`KeptScan`) off each envelope, without checking the events again (decision 0067). Records
- * come as text (`addTexts`) or as the stored bytes a copy read (`addLines`, so a byte copy need
- * not decode them). Each returns false when a record is not in the form this store writes,
- * after which the scanner takes no more.
+ * come as text (`addTexts`), as a batch `records` yielded (`addRecords`, its line records; a
+ * torn end is no event) or as the stored bytes a copy read (`addLines`, so a byte copy need not
+ * decode them). Each returns false when a record is not in the form this store writes, after
+ * which the scanner takes no more. The checksum is summed in the backend's form (decision 0162).
  */
 export type KeptScanner = {
   /** The records `texts[i]`, ending at `positions[i]`, in order. */
   addTexts(texts: readonly string[], positions: readonly number[]): boolean
+  addRecords(batch: RecordBatch): boolean
   addLines(lines: CopiedLines): boolean
   /** `addTexts` or `addLines`, whichever `records` are. */
   add(records: CopiedLines | CopiedTexts): boolean
@@ -68,7 +70,7 @@ const IS_REFUSED = 8
 /** Where the last record taken starts, once one was taken before it. */
 const START = 9
 
-export function createKeptScanner(): KeptScanner {
+export function createKeptScanner(form: ChecksumForm): KeptScanner {
   const state = new Float64Array(10)
   state[OPEN_TURN_SEQ] = -1
   state[HEADER_SEQ] = -1
@@ -79,16 +81,29 @@ export function createKeptScanner(): KeptScanner {
         const text = texts[index]!
         if (!takeText(state, text, positions[index]!)) return false
         // One CRC per record: joining a batch of long strings first costs several times more.
-        state[CHECKSUM] = checksumOf(text, state[CHECKSUM]!)
+        state[CHECKSUM] = textChecksum(form, text, state[CHECKSUM]!)
         state[CHARACTERS]! += text.length
       }
       return true
     },
-    addLines: (lines) => scanLines(state, lines),
+    addRecords(batch) {
+      if (state[IS_REFUSED]) return false
+      let count = 0
+      for (; count < batch.length; count++) {
+        const record = batch[count]!
+        if (record.kind === 'torn') break
+        if (!takeText(state, record.text, record.position)) return false
+        state[CHARACTERS]! += record.text.length
+      }
+      // In the `bytes` form, one CRC over the bytes the batch was read from.
+      state[CHECKSUM] = checksumOfRecords(form, batch, 0, count, state[CHECKSUM]!)
+      return true
+    },
+    addLines: (lines) => scanLines(state, lines, form),
     add(records) {
       return 'texts' in records
         ? this.addTexts(records.texts, records.positions)
-        : scanLines(state, records)
+        : scanLines(state, records, form)
     },
     result(cut) {
       const seq = state[SEQ]!
@@ -120,7 +135,7 @@ function takeText(state: Float64Array, text: string, end: number): boolean {
 }
 
 /** `KeptScanner.addLines`. */
-function scanLines(state: Float64Array, lines: CopiedLines): boolean {
+function scanLines(state: Float64Array, lines: CopiedLines, form: ChecksumForm): boolean {
   if (state[IS_REFUSED]) return false
   const { bytes, starts, ends, positions, isAscii } = lines
   for (let index = 0; index < positions.length; index++) {
@@ -136,7 +151,7 @@ function scanLines(state: Float64Array, lines: CopiedLines): boolean {
     } else take(state, type, position)
     state[CHARACTERS]! += isAscii ? end - start : bytes.toString('utf8', start, end).length
   }
-  state[CHECKSUM] = linesChecksum(lines, state[CHECKSUM]!)
+  state[CHECKSUM] = linesChecksum(form, lines, state[CHECKSUM]!)
   return true
 }
 
@@ -203,15 +218,26 @@ function turnOfBytes(bytes: Buffer, start: number, end: number): unknown {
 /** A buffer to join lines in when the backend lends none; grown as needed, kept. */
 let joinBuffer: Buffer = Buffer.allocUnsafe(0)
 
+const NEWLINE = new Uint8Array([10])
+
+/** Continues a checksum in `form` over one stored line given as text. */
+function textChecksum(form: ChecksumForm, text: string, previous: number): number {
+  const checksum = crc32(text, previous)
+  return form === 'bytes' ? crc32(NEWLINE, checksum) : checksum
+}
+
 /**
- * Continues `checksumOf` over copied lines: the CRC-32 of a string is that of its UTF-8 bytes,
- * and a chained CRC is the CRC of the lines joined, so the lines are joined (without their
- * newlines) in a scratch buffer and summed in one call, not one per line.
+ * Continues a checksum in `form` over copied lines, in one call, not one per line. In the
+ * `bytes` form the lines are summed where they lie with their newlines, when they follow one
+ * another in `bytes` (else one by one). In the `text` form (the CRC-32 of a string is that of
+ * its UTF-8 bytes, and a chained CRC is the CRC of the lines joined) they are joined without
+ * their newlines in a scratch buffer and summed in one call.
  */
-function linesChecksum(lines: CopiedLines, previous: number): number {
+function linesChecksum(form: ChecksumForm, lines: CopiedLines, previous: number): number {
   const count = lines.positions.length
   if (count === 0) return previous
   const { bytes, starts, ends } = lines
+  if (form === 'bytes') return sumWithNewlines(lines, previous)
   const first = starts[0]!
   const span = ends[count - 1]! - first
   // The backend's spare buffer if it has one (used during this call only), else our own.
@@ -231,6 +257,20 @@ function linesChecksum(lines: CopiedLines, previous: number): number {
   return crc32(new Uint8Array(scratch.buffer, scratch.byteOffset, joined), previous)
 }
 
+/** `linesChecksum` in the `bytes` form. */
+function sumWithNewlines(lines: CopiedLines, previous: number): number {
+  const { bytes, starts, ends } = lines
+  const count = starts.length
+  let isContiguous = bytes[ends[count - 1]!] === 10
+  for (let index = 1; isContiguous && index < count; index++)
+    isContiguous = starts[index] === ends[index - 1]! + 1
+  if (isContiguous) return crc32(bytes.subarray(starts[0]!, ends[count - 1]! + 1), previous)
+  let checksum = previous
+  for (let index = 0; index < count; index++)
+    checksum = crc32(NEWLINE, crc32(bytes.subarray(starts[index]!, ends[index]!), checksum))
+  return checksum
+}
+
 /** What a byte copy of records `[0..lastSeq]` adds up to (`sumKept`). */
 export type KeptSum = {
   readonly lastSeq: number
@@ -243,7 +283,7 @@ export type KeptSum = {
  * Sums the records a fork copies from a source that knows what it wrote (checksum and where
  * its last record ends), to compare: bytes only, no record parsed.
  */
-export function sumKept(): {
+export function sumKept(form: ChecksumForm): {
   add(records: CopiedLines | CopiedTexts): true
   result(): KeptSum
 } {
@@ -253,8 +293,8 @@ export function sumKept(): {
   return {
     add(records) {
       if ('texts' in records)
-        for (const text of records.texts) checksum = checksumOf(text, checksum)
-      else checksum = linesChecksum(records, checksum)
+        for (const text of records.texts) checksum = textChecksum(form, text, checksum)
+      else checksum = linesChecksum(form, records, checksum)
       count += records.positions.length
       position = records.positions.at(-1) ?? position
       return true
@@ -322,20 +362,9 @@ export async function scanKept(
   id: string,
   cut: number | undefined,
 ): Promise<KeptScanResult | undefined> {
-  const scanner = createKeptScanner()
-  const texts: string[] = []
-  const positions: number[] = []
-  for await (const batch of backend.records(id, cut === undefined ? {} : { throughSeq: cut })) {
-    texts.length = 0
-    positions.length = 0
-    for (const record of batch) {
-      // A torn last line is no event: the log ends before it.
-      if (record.kind === 'torn') break
-      texts.push(record.text)
-      positions.push(record.position)
-    }
-    if (!scanner.addTexts(texts, positions)) return undefined
-  }
+  const scanner = createKeptScanner(backend.checksumForm ?? 'text')
+  for await (const batch of backend.records(id, cut === undefined ? {} : { throughSeq: cut }))
+    if (!scanner.addRecords(batch)) return undefined
   return scanner.result(cut)
 }
 

@@ -16,8 +16,8 @@ import {
   type SessionEvent,
   type SessionHeader,
 } from '../core/index.js'
-import type { Backend } from './backend.js'
-import { type Checkpoint, checksumOf } from './checkpoint.js'
+import type { Backend, RecordBatch } from './backend.js'
+import { type Checkpoint, checksumOfRecords } from './checkpoint.js'
 import { type DecodedLine, decodeLine, decodeTrustedLine, resolveBlobs } from './codec.js'
 import { createEventCheck, locate, parseHeader, repairHint } from './event-check.js'
 import { EVENT_DATA_CHECK } from './stored-shapes.js'
@@ -36,7 +36,10 @@ export type LoadedEvents = {
   readonly checker: LogChecker
   /** Salvage only: the first problem, where loading stopped. */
   readonly problem?: { readonly location: string; readonly message: string }
-  /** `checksumOf` the stored lines of `events`, and their characters (for the next checkpoint). */
+  /**
+   * `checksumOfRecords` the stored records of `events`, and their texts' characters (for the
+   * next checkpoint).
+   */
   readonly checksum: number
   readonly characters: number
   /**
@@ -86,6 +89,7 @@ export async function loadEvents(
   options: LoadOptions = {},
 ): Promise<LoadedEvents> {
   const hint = repairHint(id)
+  const form = backend.checksumForm ?? 'text'
   const checkpoint = options.throughSeq === undefined ? options.checkpoint : undefined
   let check = createEventCheck(undefined, { checkData: options.trusted !== true })
   const decode = options.trusted ? decodeTrustedLine : decodeLine
@@ -124,13 +128,16 @@ export async function loadEvents(
       id,
       options.throughSeq === undefined ? {} : { throughSeq },
     )) {
-      for (const record of batch) {
+      // The checksum is summed a stretch of the batch at a time (one call, not one per record):
+      // records before `summed` are in it.
+      let summed = 0
+      for (let index = 0; index < batch.length; index++) {
+        const record = batch[index]!
         if (record.kind === 'torn') {
           if (isCovered) return withoutCheckpoint()
           tornTail = { location: record.location, bytes: record.bytes, position: record.position }
           continue
         }
-        checksum = checksumOf(record.text, checksum)
         characters += record.text.length
         if (isCovered) {
           const line = coveredLine(record.text, events.length)
@@ -140,6 +147,8 @@ export async function loadEvents(
           events.push(deepFreeze(line as SessionEvent))
           positions.push(record.position)
           if (line.seq === checkpoint!.throughSeq) {
+            checksum = checksumOfRecords(form, batch, summed, index + 1, checksum)
+            summed = index + 1
             if (record.position !== checkpoint!.position || checksum !== checkpoint!.checksum)
               return withoutCheckpoint()
             isCovered = false
@@ -152,16 +161,22 @@ export async function loadEvents(
           continue
         }
         try {
-          events.push(await checkedEvent(backend, id, record, decode, check, hint))
+          const event = checkedEvent(backend, id, record, decode, check, hint)
+          events.push(event instanceof Promise ? await event : event)
           positions.push(record.position)
         } catch (caught) {
           const location = backend.locate(id, record.where)
           const error = locate(caught, location, hint)
           if (!options.salvage || !isLogProblem(error)) throw error
+          checksum = checksumOfRecords(form, batch, summed, index, checksum)
           return { ...result(), problem: { location, message: (error as Error).message } }
         }
-        if (events.length > throughSeq) return result()
+        if (events.length > throughSeq) {
+          checksum = checksumOfRecords(form, batch, summed, index + 1, checksum)
+          return result()
+        }
       }
+      checksum = checksumOfRecords(form, batch, summed, lineCount(batch), checksum)
     }
   } catch (error) {
     // A covered record that cannot be read back as it was (a blob gone): report it as usual.
@@ -180,18 +195,22 @@ export async function loadEvents(
  * A stored record decoded, its blobs put back and checked (`check`), frozen. Frozen here, in
  * batches between event-loop turns, so opening a live session over these events finds them
  * frozen already and does no deep walk of its own. Throws what decoding and checking throw.
+ * Synchronous unless the record refers to blobs: an `await` per record cost a promise and a
+ * microtask turn per event (bench B2).
  */
-async function checkedEvent(
+function checkedEvent(
   backend: Backend,
   id: string,
   record: { readonly text: string; readonly where: number },
   decode: (text: string) => DecodedLine,
   check: ReturnType<typeof createEventCheck>,
   hint: string,
-): Promise<SessionEvent> {
+): SessionEvent | Promise<SessionEvent> {
   const line = decode(record.text)
-  if (line.blobs) await resolveBlobs(line, backend.blobs, backend.locate(id, record.where), hint)
-  return deepFreeze(check.accept(line))
+  if (!line.blobs) return deepFreeze(check.accept(line))
+  return resolveBlobs(line, backend.blobs, backend.locate(id, record.where), hint).then(() =>
+    deepFreeze(check.accept(line)),
+  )
 }
 
 /**
@@ -210,6 +229,11 @@ function coveredLine(text: string, seq: number): DecodedLine | undefined {
   return line
 }
 
+/** The line records of a batch: all but a torn end. */
+function lineCount(batch: RecordBatch): number {
+  return batch.at(-1)?.kind === 'torn' ? batch.length - 1 : batch.length
+}
+
 /** Problems in the log itself, which salvage stops at (I/O failures and newer formats are not). */
 function isLogProblem(error: unknown): boolean {
   return (
@@ -225,7 +249,7 @@ function isLogProblem(error: unknown): boolean {
 export type Covered = {
   /** The last seq covered. */
   readonly throughSeq: number
-  /** `checksumOf` the stored lines of the covered events, if known. */
+  /** The checksum of the stored records of the covered events (`checksumOfRecords`), if known. */
   readonly checksum?: number
   /** The characters of those lines. */
   readonly characters: number
@@ -244,7 +268,7 @@ export type LoadedTail = {
   readonly tornTail?: LoadedEvents['tornTail']
   /** The invariant checker continued from the checkpoint's state over `events`. */
   readonly checker: LogChecker
-  /** `checksumOf` every stored line through the last event, and their characters. */
+  /** The checksum of every stored record through the last event, and their characters. */
   readonly checksum: number
   readonly characters: number
 }
@@ -263,6 +287,7 @@ export async function loadTail(
   checkpoint: Checkpoint,
 ): Promise<LoadedTail | undefined> {
   const hint = repairHint(id)
+  const form = backend.checksumForm ?? 'text'
   const check = createEventCheck(createLogChecker({ allowOpenTurn: true }, checkpoint.checker))
   const events: SessionEvent[] = []
   const positions: number[] = []
@@ -275,6 +300,8 @@ export async function loadTail(
       fromSeq: checkpoint.throughSeq,
       ...(checkpoint.start === undefined ? {} : { fromPosition: checkpoint.start }),
     })) {
+      /** The first record of the batch after the checkpoint's own. */
+      let after = 0
       for (const record of batch) {
         if (record.kind === 'torn') {
           if (isFirst) return undefined
@@ -287,17 +314,19 @@ export async function loadTail(
           if (!line || record.position !== checkpoint.position) return undefined
           positions.push(record.position)
           isFirst = false
+          after = 1
           continue
         }
-        checksum = checksumOf(record.text, checksum)
         characters += record.text.length
         try {
-          events.push(await checkedEvent(backend, id, record, decodeLine, check, hint))
+          const event = checkedEvent(backend, id, record, decodeLine, check, hint)
+          events.push(event instanceof Promise ? await event : event)
           positions.push(record.position)
         } catch (caught) {
           throw locate(caught, backend.locate(id, record.where), hint)
         }
       }
+      checksum = checksumOfRecords(form, batch, after, lineCount(batch), checksum)
     }
   } catch (error) {
     // The checkpoint's record itself could not be read back: load as without the checkpoint.
@@ -329,6 +358,7 @@ export async function* readCovered(
   mismatch: (reason: string, location: string) => Error,
 ): AsyncGenerator<SessionEvent[]> {
   const hint = repairHint(id)
+  const form = backend.checksumForm ?? 'text'
   // A read from near the start starts at 0, so that the checksum vouches for it.
   const fromSeq = range.fromSeq <= VERIFIED_START ? 0 : range.fromSeq
   const verify =
@@ -338,22 +368,35 @@ export async function* readCovered(
   for await (const batch of backend.records(id, { fromSeq, throughSeq: range.throughSeq })) {
     range.signal?.throwIfAborted()
     const events: SessionEvent[] = []
-    for (const record of batch) {
+    for (let index = 0; index < batch.length; index++) {
+      const record = batch[index]!
       if (record.kind === 'torn') throw mismatch('its last record is cut short', record.location)
-      // Built only when needed: a path per record is a tenth of a large read's time.
-      const location = () => backend.locate(id, record.where)
-      if (verify && seq <= covered.throughSeq) checksum = checksumOf(record.text, checksum)
       // Records no checksum vouches for are checked as a load checks them (but the
-      // invariants, which the checker's state at open already stands for).
+      // invariants, which the checker's state at open already stands for). Locations are
+      // built only when needed: a path per record is a tenth of a large read's time.
       const line = verify ? coveredLine(record.text, seq) : checkedLine(record.text, seq)
-      if (!line) throw mismatch(`the record of seq ${seq} is not what was written`, location())
-      if (verify && seq === covered.throughSeq && checksum !== covered.checksum)
-        throw mismatch(`the records through seq ${seq} are not the ones written`, location())
+      if (!line)
+        throw mismatch(
+          `the record of seq ${seq} is not what was written`,
+          backend.locate(id, record.where),
+        )
+      if (verify && seq === covered.throughSeq) {
+        checksum = checksumOfRecords(form, batch, 0, index + 1, checksum)
+        if (checksum !== covered.checksum)
+          throw mismatch(
+            `the records through seq ${seq} are not the ones written`,
+            backend.locate(id, record.where),
+          )
+      }
       seq++
       if (line.seq < range.fromSeq) continue
-      if (line.blobs) await resolveBlobs(line, backend.blobs, location(), hint)
+      if (line.blobs)
+        await resolveBlobs(line, backend.blobs, backend.locate(id, record.where), hint)
       events.push(deepFreeze(line as SessionEvent))
     }
+    // A batch wholly before the checkpoint's seq is summed in one call.
+    if (verify && seq <= covered.throughSeq)
+      checksum = checksumOfRecords(form, batch, 0, batch.length, checksum)
     if (events.length > 0) yield events
   }
   if (seq !== range.throughSeq + 1)

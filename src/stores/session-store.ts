@@ -23,7 +23,7 @@ import {
 import type { Backend, BatchWriter, ForkCopyOptions } from './backend.js'
 import {
   type Checkpoint,
-  checksumOf,
+  checksumOfLines,
   DEFAULT_CHECKPOINT_POLICY,
   encodeCheckpoint,
   parseCheckpoint,
@@ -99,6 +99,8 @@ export function createSessionStore(backend: Backend, options: StoreOptions = {})
   const closed = new AbortController()
   const followPollMs = options.followPollMs ?? 250
   const policy = { ...DEFAULT_CHECKPOINT_POLICY, ...options.checkpointPolicy }
+  /** How this backend's checkpoints sum its records (decision 0162). */
+  const checksumForm = backend.checksumForm ?? 'text'
 
   function ensureOpen(): void {
     if (closing)
@@ -152,7 +154,7 @@ export function createSessionStore(backend: Backend, options: StoreOptions = {})
     /** Events not yet in the log, written first (salvage copies its prefix this way). */
     unwritten?: boolean
     /**
-     * `checksumOf` the stored lines of the log and their characters, when known: without them
+     * The checksum of the stored lines of the log and their characters, when known: without them
      * the session writes no checkpoint (a fork copied bytes it did not read).
      */
     stored?: { readonly checksum: number; readonly characters: number }
@@ -217,10 +219,8 @@ export function createSessionStore(backend: Backend, options: StoreOptions = {})
     /** Takes note of a batch made durable; then writes a checkpoint if one is due. */
     function noteDurable(batch: readonly SessionEvent[], lines: readonly string[]): void {
       if (!durable || batch.length === 0) return
-      // One CRC over the joined batch: CRC-32 chains, so it equals one CRC per line.
-      const text = lines.length === 1 ? lines[0]! : lines.join('')
-      durable.checksum = checksumOf(text, durable.checksum)
-      durable.characters += text.length
+      durable.checksum = checksumOfLines(checksumForm, lines, durable.checksum)
+      for (const line of lines) durable.characters += line.length
       durable.throughSeq = batch.at(-1)!.seq
       if (self && isCheckpointDue()) writeCheckpoint()
     }
@@ -551,7 +551,7 @@ export function createSessionStore(backend: Backend, options: StoreOptions = {})
     | { readonly scan: KeptScanResult; readonly lease: Lease; readonly isCheckpointed: boolean }
     | undefined
   > {
-    const scanner = createKeptScanner()
+    const scanner = createKeptScanner(checksumForm)
     const copied = await backend.copyInspected!(source.id, header, {
       throughSeq: cut,
       inspect: (records) => scanner.add(records),
@@ -591,7 +591,7 @@ export function createSessionStore(backend: Backend, options: StoreOptions = {})
   ): Promise<{ readonly lease: Lease; readonly isCheckpointed: boolean }> {
     const sourceId = source.id
     const { basis } = expected
-    const sum = sumKept()
+    const sum = sumKept(checksumForm)
     const copied = await backend.copyInspected!(sourceId, header, {
       throughSeq: cut,
       inspect: (records) => sum.add(records),

@@ -6,6 +6,7 @@
  */
 import { readFileSync, statSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
+import { crc32 } from 'node:zlib'
 import Database from 'better-sqlite3'
 import fc from 'fast-check'
 import { afterEach, describe, expect, it } from 'vitest'
@@ -311,6 +312,20 @@ describe.each(STORE_KINDS)('the checkpoint of the %s store', (kind) => {
     await expectIgnoredAndRebuilt(context, text.replace(`{"version":${CHECKPOINT_VERSION},`, other))
   })
 
+  it('ignores a version 2 checkpoint (its checksum of another form), and rebuilds it', async () => {
+    const context = await checkpointed()
+    const { backend, id, checkpoint } = context
+    // What version 2 summed in every store: the stored lines without their line ends.
+    let textSum = 0
+    for await (const batch of backend.records(id, { throughSeq: checkpoint.throughSeq }))
+      for (const record of batch) if (record.kind === 'line') textSum = crc32(record.text, textSum)
+    const text = encodeCheckpoint({ ...checkpoint, checksum: textSum })
+    await expectIgnoredAndRebuilt(
+      context,
+      text.replace(`{"version":${CHECKPOINT_VERSION},`, '{"version":2,'),
+    )
+  })
+
   it('finds a checkpoint whose projection does not fit the log when it is loaded', async () => {
     const context = await checkpointed()
     const { checkpoint, session } = context
@@ -502,6 +517,60 @@ describe.each(['jsonl', 'sqlite', 'postgres'] as const)(
     })
   },
 )
+
+describe('the JSONL checksum (decision 0162)', () => {
+  /**
+   * Each byte of the covered part of the file (every event line and its newline) changed in
+   * turn: the checkpoint never vouches for it. Opening either checks the whole log (the changed
+   * line no longer sits where the checkpoint says) or reads past the checkpoint, and then
+   * reading the covered events is refused; a full check refuses the damage or reads the log as
+   * it now says.
+   */
+  it('takes no changed byte of the covered lines, newlines included, on its word', async () => {
+    const { directory, backend, store } = await setup('jsonl')
+    const session = await store.create()
+    appendAll(session, [turnStart(1), user('one'), user('two'), turnEnd(1)])
+    await session.close()
+    const id = session.header.id
+    const path = join(directory, 'jsonl', 'sessions', id, 'events.jsonl')
+    const original = readFileSync(path)
+    const checkpointText = (await backend.readCheckpoint!(id))!
+    const checkpoint = parseCheckpoint(checkpointText)!
+    expect(checkpoint.throughSeq).toBe(3)
+    expect(checkpoint.checksum).toBe(crc32(original.subarray(original.indexOf(10) + 1)))
+    const outcomes = new Set<string>()
+    for (let at = original.indexOf(10) + 1; at < checkpoint.position; at++) {
+      const changed = Buffer.from(original)
+      changed[at] = changed[at]! ^ 1
+      writeFileSync(path, changed)
+      await backend.writeCheckpoint!(id, checkpointText)
+      let opened: (Session & { residentFrom: number }) | undefined
+      try {
+        opened = await store.open(id)
+      } catch (error) {
+        expect(error).toBeInstanceOf(RudderError)
+        expect(['LOG_CORRUPT', 'UNKNOWN_EVENT_TYPE']).toContain((error as RudderError).code)
+        outcomes.add('refused at open')
+        continue
+      }
+      try {
+        if (opened.residentFrom === 0) outcomes.add('checked in full')
+        else {
+          await expect(opened.loadProjection()).rejects.toBeInstanceOf(LogCorruptError)
+          outcomes.add('refused when read')
+        }
+      } finally {
+        await opened.close()
+      }
+    }
+    expect([...outcomes].sort()).toEqual([
+      'checked in full',
+      'refused at open',
+      'refused when read',
+    ])
+    writeFileSync(path, original)
+  })
+})
 
 describe('the SQLite schema', () => {
   it('migrates a version 1 database forward, keeping its sessions', async () => {

@@ -17,7 +17,13 @@ import {
 } from 'node:fs/promises'
 import { join } from 'node:path'
 import { LogCorruptError, type SessionHeader } from '../../core/index.js'
-import type { Backend, ForkCopyOptions, StoredRecord } from '../backend.js'
+import {
+  type Backend,
+  type ForkCopyOptions,
+  type RecordBatch,
+  type StoredRecord,
+  withStoredBytes,
+} from '../backend.js'
 import { createBlobStore } from '../blob-store.js'
 import { sessionExists, sessionNotFound, storeFailure } from '../errors.js'
 import { syncDirectory } from '../fs-sync.js'
@@ -28,7 +34,7 @@ import type { SessionListing, StoreCounters } from '../store.js'
 import { openJsonlWriter } from './jsonl-writer.js'
 import { acquireLeaseFile, createLeaseFile } from './lease-file.js'
 import { type Copied, copyLines, copyRange, createBufferPool } from './line-copy.js'
-import { type Line, readFirstLine, readLines } from './line-reader.js'
+import { type Line, type LineBatch, readFirstLine, readLines } from './line-reader.js'
 import { readMeta, writeMeta } from './meta-file.js'
 
 const LOG = 'events.jsonl'
@@ -191,6 +197,7 @@ export async function createJsonlBackend(
 
   return {
     url,
+    checksumForm: 'bytes',
     blobs: createBlobStore(join(root, 'blobs'), counters),
     describe: (id) => logOf(id),
     locate: (id, line) => `${logOf(id)}:${line}`,
@@ -232,12 +239,13 @@ export async function createJsonlBackend(
           : { offset: options.fromPosition, line: firstLine }
       for await (const batch of readLines(path, { firstLine, ...(from ? { from } : {}) })) {
         let records: StoredRecord[] = batch.lines as Line[]
-        const first = records[0]
         const last = records.at(-1)
-        if (first && first.kind === 'line' && first.where < firstLine)
-          records = records.filter((record) => record.kind === 'line' && record.where >= firstLine)
+        // The reader skips the lines before `firstLine`; the last batch may run past the range.
         if (last && last.kind === 'line' && last.where >= throughLine) {
-          yield records.filter((record) => record.kind === 'line' && record.where <= throughLine)
+          yield withBytes(
+            records.filter((record) => record.kind === 'line' && record.where <= throughLine),
+            batch,
+          )
           return
         }
         if (batch.torn && batch.torn.number > 1)
@@ -250,7 +258,7 @@ export async function createJsonlBackend(
               position: batch.torn.start,
             },
           ]
-        if (records.length > 0) yield records
+        if (records.length > 0) yield withBytes(records, batch)
       }
     },
     async openWriter(id, start) {
@@ -350,4 +358,13 @@ function childCheckpoint(
 async function settleAll(promises: readonly (Promise<unknown> | undefined)[]): Promise<void> {
   const settled = await Promise.allSettled(promises)
   for (const outcome of settled) if (outcome.status === 'rejected') throw outcome.reason
+}
+
+/**
+ * `records` with the bytes their lines were read from (`StoredBytes`): the checkpoint's
+ * checksum of a JSONL log is over those bytes (decision 0162).
+ */
+function withBytes(records: StoredRecord[], batch: LineBatch): RecordBatch {
+  if (batch.bytes === undefined || batch.start === undefined) return records
+  return withStoredBytes(records, { bytes: batch.bytes, start: batch.start })
 }

@@ -25,7 +25,17 @@ export type TornSegment = {
   readonly bytes: number
 }
 
-export type LineBatch = { readonly lines: readonly Line[]; readonly torn?: TornSegment }
+export type LineBatch = {
+  readonly lines: readonly Line[]
+  readonly torn?: TornSegment
+  /**
+   * The bytes of `lines`, each with its `\n`, from where the first begins (the file offset
+   * `start`), for a checksum of the batch in one call. Valid only until the next batch is asked
+   * for: the buffer is reused.
+   */
+  readonly bytes?: Buffer
+  readonly start?: number
+}
 
 // About 1 MiB of lines is what one event-loop turn parses and checks (a few ms, well under
 // the 50 ms block budget of B2).
@@ -71,10 +81,13 @@ export async function* readLines(
       const view = buffer.subarray(0, filled)
       const lines: Line[] = []
       let start = 0
+      /** Where the first line yielded begins in `view`. */
+      let first = 0
       for (let newline = view.indexOf(10, start); newline >= 0; newline = view.indexOf(10, start)) {
         number++
         if (number < firstLine) {
           start = newline + 1
+          first = start
           continue
         }
         lines.push({
@@ -85,7 +98,8 @@ export async function* readLines(
         })
         start = newline + 1
       }
-      if (lines.length > 0) yield { lines }
+      if (lines.length > 0)
+        yield { lines, bytes: view.subarray(first, start), start: bufferOffset + first }
       buffer.copy(buffer, 0, start, filled)
       bufferOffset += start
       filled -= start
