@@ -26,40 +26,28 @@ export function freezeOwnedJson(value: unknown, what: string): JsonValue {
 
 /** Whether `value` is plain JSON without a -0, freezing what it walks, children first. */
 function isOwnedPlain(value: unknown, depth: number): boolean {
-  switch (typeof value) {
-    case 'string':
-    case 'boolean':
-      return true
-    case 'number':
-      return isFiniteNumber(value)
-    case 'object': {
-      if (value === null || Object.isFrozen(value)) return true
-      if (depth > OWNED_DEPTH) return false
-      if (Array.isArray(value)) {
-        for (let index = 0; index < value.length; index++) {
-          if (!(index in value)) return false
-          const item: unknown = value[index]
-          if (typeof item === 'object' ? !isOwnedPlain(item, depth + 1) : !isLeaf(item))
-            return false
-        }
-        Object.freeze(value)
-        return true
-      }
-      const proto: unknown = Object.getPrototypeOf(value)
-      if (proto !== Object.prototype && proto !== null) return false
-      const record = value as Record<string, unknown>
-      for (const key in record) {
-        if (!Object.hasOwn(record, key)) continue
-        const field = record[key]
-        if (typeof field === 'object' ? !isOwnedPlain(field, depth + 1) : !isLeaf(field))
-          return false
-      }
-      Object.freeze(value)
-      return true
+  if (typeof value !== 'object') return isLeaf(value)
+  if (value === null || Object.isFrozen(value)) return true
+  if (depth > OWNED_DEPTH) return false
+  if (Array.isArray(value)) {
+    for (let index = 0; index < value.length; index++) {
+      if (!(index in value)) return false
+      const item: unknown = value[index]
+      if (typeof item === 'object' ? !isOwnedPlain(item, depth + 1) : !isLeaf(item)) return false
     }
-    default:
-      return false
+    Object.freeze(value)
+    return true
   }
+  const proto: unknown = Object.getPrototypeOf(value)
+  if (proto !== Object.prototype && proto !== null) return false
+  const record = value as Record<string, unknown>
+  for (const key in record) {
+    if (!Object.hasOwn(record, key)) continue
+    const field = record[key]
+    if (typeof field === 'object' ? !isOwnedPlain(field, depth + 1) : !isLeaf(field)) return false
+  }
+  Object.freeze(value)
+  return true
 }
 
 /** Whether a value that is not an object is a JSON leaf (a finite number, string, boolean). */
