@@ -56,6 +56,14 @@ async function written(store: SessionStore, turns: number) {
   return { id, events }
 }
 
+/** An open session holding `turns` closed turns, durable, and the number of sessions listed. */
+async function openWithTurns(store: SessionStore, turns: number) {
+  const session = await store.create()
+  for (let turn = 1; turn <= turns; turn++) appendAll(session, closedTurn(turn, prompt(turn)))
+  await session.flush()
+  return { session, listed: (await store.list()).length }
+}
+
 /** The `turn/end` nearest after the middle of `events`. */
 function middleCut(events: readonly SessionEvent[]): number {
   for (let seq = Math.floor(events.length / 2); seq < events.length; seq++)
@@ -165,10 +173,7 @@ describe('fork of an open JSONL session', () => {
   it('refuses to copy an open source whose log changed after it was opened', async () => {
     const directory = tempDirectory()
     const store = await storeOf('jsonl', directory, EVERY_CLOSE)
-    const session = await store.create()
-    for (let turn = 1; turn <= 4; turn++) appendAll(session, closedTurn(turn, prompt(turn)))
-    await session.flush()
-    const listed = (await store.list()).length
+    const { session, listed } = await openWithTurns(store, 4)
     // A letter of a kept prompt changed behind the open session, the length kept: only the
     // checksum of what it wrote can tell.
     changeStoredLine(directory, session.header.id, 13, (line) => line.replace('turn 2:', 'turn 9:'))
@@ -194,10 +199,7 @@ describe('fork of an open SQLite session', () => {
   it('refuses to copy an open source whose rows changed after it was opened', async () => {
     const directory = tempDirectory()
     const store = await storeOf('sqlite', directory, EVERY_CLOSE)
-    const session = await store.create()
-    for (let turn = 1; turn <= 4; turn++) appendAll(session, closedTurn(turn, prompt(turn)))
-    await session.flush()
-    const listed = (await store.list()).length
+    const { session, listed } = await openWithTurns(store, 4)
     // A letter of a kept prompt changed behind the open session, as a hand edit would.
     const db = new Database(join(directory, 'sessions.db'))
     db.prepare(
