@@ -10,7 +10,7 @@ import { z } from 'zod'
 import { createAgent, createSession, defineTool, type Message } from '../src/index.js'
 import { scriptedProvider } from '../src/testing.js'
 import { collectGarbage } from './core.js'
-import { fmt, median, type Row } from './measure.js'
+import { fmt, mainThreadClock, median, type Row } from './measure.js'
 
 const echo = defineTool({
   name: 'echo',
@@ -31,12 +31,24 @@ const probed = (probe: () => void) =>
     },
   })
 
-/** CPU ms of a whole async run (the loop never waits on I/O, so CPU is the cost). */
-async function cpuOf(run: () => Promise<void>): Promise<number> {
+const mainThread = mainThreadClock()
+
+/** CPU ms of a run: the main thread's, and every thread's. */
+type Cpu = { readonly main: number; readonly all: number }
+
+/**
+ * The CPU ms of a whole async run (the loop never waits on I/O, so CPU is the cost), twice:
+ * the main thread's, which is a step's latency, and the process's, which adds V8's compiler
+ * and marking threads. The process's clock accounts those threads in 4 ms ticks (measure.ts
+ * `mainThreadClock`), which made the slope swing from run to run; the per-step ratio has
+ * been read on it since decision 0078, and both are printed.
+ */
+async function cpuOf(run: () => Promise<void>): Promise<Cpu> {
+  const startMain = mainThread()
   const start = process.cpuUsage()
   await run()
   const used = process.cpuUsage(start)
-  return (used.user + used.system) / 1000
+  return { main: mainThread() - startMain, all: (used.user + used.system) / 1000 }
 }
 
 /**
@@ -142,14 +154,22 @@ export async function agentLoopBenchmarks(): Promise<Row[]> {
     collectGarbage()
     await series(agentTurn)
     await series(handLoop)
-    const rounds = steps <= 1_000 ? 5 : 3
-    const subject: number[] = []
-    const floor: number[] = []
+    const rounds = steps <= 1_000 ? 9 : 5
+    const subject: Cpu[] = []
+    const floor: Cpu[] = []
+    const perStep = ({ main, all }: Cpu) => ({
+      main: (main * 1000) / (steps * turns),
+      all: (all * 1000) / (steps * turns),
+    })
     for (let round = 0; round < rounds; round++) {
-      subject.push(((await cpuOf(() => series(agentTurn))) * 1000) / (steps * turns))
-      floor.push(((await cpuOf(() => series(handLoop))) * 1000) / (steps * turns))
+      subject.push(perStep(await cpuOf(() => series(agentTurn))))
+      floor.push(perStep(await cpuOf(() => series(handLoop))))
     }
-    results.push({ steps, subject: median(subject), floor: median(floor) })
+    const medians = (samples: Cpu[]): Cpu => ({
+      main: median(samples.map((sample) => sample.main)),
+      all: median(samples.map((sample) => sample.all)),
+    })
+    results.push({ steps, subject: medians(subject), floor: medians(floor) })
   }
   const [small, large] = results as [(typeof results)[0], (typeof results)[0]]
   const allocation = {
@@ -157,22 +177,24 @@ export async function agentLoopBenchmarks(): Promise<Row[]> {
     floor: await allocatedPerStep((probe) => handLoop(2_000, probe)),
   }
   return [
-    ...results.map((result) => ({
+    ...results.flatMap((result) =>
+      (['all', 'main'] as const).map((clock) => ({
+        id: 'B5+',
+        what: `agent loop per step, one turn of ${result.steps.toLocaleString('en')} tool steps (${clock === 'all' ? 'CPU' : 'main thread'})`,
+        figure: fmt.us(result.subject[clock]),
+        floor: `${fmt.us(result.floor[clock])} hand loop`,
+        ratio: `${(result.subject[clock] / result.floor[clock]).toFixed(2)}×`,
+        target: clock === 'all' ? '≤ 3× floor' : 'orientation',
+      })),
+    ),
+    ...(['main', 'all'] as const).map((clock) => ({
       id: 'B5+',
-      what: `agent loop per step, one turn of ${result.steps.toLocaleString('en')} tool steps`,
-      figure: fmt.us(result.subject),
-      floor: `${fmt.us(result.floor)} hand loop`,
-      ratio: `${(result.subject / result.floor).toFixed(2)}×`,
-      target: '≤ 3× floor',
-    })),
-    {
-      id: 'B5+',
-      what: '  agent loop slope t(30k) / t(1k) per step',
-      figure: `${(large.subject / small.subject).toFixed(2)}×`,
-      floor: `${(large.floor / small.floor).toFixed(2)}× hand loop`,
+      what: `  agent loop slope t(30k) / t(1k) per step (${clock === 'all' ? 'CPU' : 'main thread'})`,
+      figure: `${(large.subject[clock] / small.subject[clock]).toFixed(2)}×`,
+      floor: `${(large.floor[clock] / small.floor[clock]).toFixed(2)}× hand loop`,
       ratio: '',
-      target: 'slope ≤ 1.2',
-    },
+      target: clock === 'main' ? 'slope ≤ 1.2' : 'orientation',
+    })),
     {
       id: 'B5+',
       what: '  agent loop heap allocated per step (2,000 steps)',

@@ -2,6 +2,7 @@
  * Measuring helpers: interleaved A/B pairs against an in-run floor, medians and slopes.
  * Nothing here asserts on speed; it prints figures beside their floors.
  */
+import { threadCpuClock } from './thread-cpu.js'
 
 export type Pair = { subject: number; floor: number }
 
@@ -22,6 +23,21 @@ export function cpuMs(run: () => void): number {
   run()
   const used = process.cpuUsage(start)
   return (used.user + used.system) / 1000
+}
+
+/**
+ * A clock of the main thread's CPU time in ms (thread-cpu.ts), else of the process's. Slopes
+ * use it: `process.cpuUsage` also counts V8's compiler and concurrent-marking threads, which
+ * Linux accounts in 4 ms ticks, so a sample of 2,000 steps (a few ms) now and then carried a
+ * whole tick of another thread's work and a slope read 3× or 0.1× from one size to the next.
+ */
+export function mainThreadClock(): () => number {
+  const thread = threadCpuClock()
+  if (thread) return thread
+  return () => {
+    const { user, system } = process.cpuUsage()
+    return (user + system) / 1000
+  }
 }
 
 /** Wall time of a synchronous function, in ms. */
