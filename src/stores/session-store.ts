@@ -180,6 +180,8 @@ export function createSessionStore(backend: Backend, options: StoreOptions = {})
     let checkpointed = input.checkpointed ?? { throughSeq: -1, characters: 0 }
     /** Off once the log was found changed behind the checkpoint: the next open checks it all. */
     let isCheckpointing = true
+    /** The session is closing: no checkpoint may start behind the writer's close. */
+    let isClosing = false
     let checkpointWrite: Promise<void> = Promise.resolve()
     let self: (StoredSession & LiveSession) | undefined
     let writer: BatchWriter | undefined
@@ -299,6 +301,7 @@ export function createSessionStore(backend: Backend, options: StoreOptions = {})
       windowMs,
       describe: () => `session ${header.id} (${backend.describe(header.id)})`,
       async release() {
+        isClosing = true
         try {
           if (durable && durable.characters >= policy.minCharacters) writeCheckpoint()
           await checkpointWrite
@@ -334,7 +337,12 @@ export function createSessionStore(backend: Backend, options: StoreOptions = {})
       if (self.residentEvents.length === 0 && !self.isProjectionLoaded) return false
       const throughSeq = self.nextSeq - 1
       await self.flush()
-      if (!isCheckpointing || durable.throughSeq !== throughSeq || self.nextSeq !== throughSeq + 1)
+      if (
+        isClosing ||
+        !isCheckpointing ||
+        durable.throughSeq !== throughSeq ||
+        self.nextSeq !== throughSeq + 1
+      )
         return false
       const snapshot = checker.snapshot()
       const covered: Covered = {

@@ -17,11 +17,14 @@ import type { Backend } from '../../src/stores/backend.js'
 import { createSessionStore } from '../../src/stores/session-store.js'
 import { scriptedProvider } from '../../src/testing.js'
 import { validLog } from '../support/arbitraries.js'
-import { turnEnd, user } from '../support/log-builder.js'
+import { buildLog, turnEnd, user } from '../support/log-builder.js'
 import '../support/property-seed.js'
 import { allEvents } from '../support/session-events.js'
-import { appendAll } from './support/events.js'
+import { appendAll, closedTurn } from './support/events.js'
 import { backendOf, FILE_STORE_KINDS, storeOf, tempDirectory } from './support/stores.js'
+
+/** Two closed turns. */
+const turnsLog = buildLog([...closedTurn(1, 'one'), ...closedTurn(2, 'two')])
 
 /** What the log says of an event, without the time a clock gave it. */
 const logged = (events: readonly SessionEvent[]) =>
@@ -120,6 +123,30 @@ describe.each(FILE_STORE_KINDS)('releasing an idle session in the %s store', (ki
     const reopened = await store.open(session.header.id)
     expect((await allEvents(reopened)).map((event) => event.seq)).toEqual([0, 1, 2])
     await reopened.close()
+  })
+
+  it('forks a released session at its end and in its middle', async () => {
+    const store = await storeOf(kind, tempDirectory())
+    const session = await store.create()
+    const reference = createSession()
+    for (const event of keepingForward(turnsLog)) await appendBoth(session, reference, event)
+    expect(await session.releaseHistory()).toBe(true)
+    const atEnd = await store.fork(session.header.id)
+    await expectSameTranscript(atEnd, reference)
+    const middle = await store.fork(session.header.id, { atSeq: 11 })
+    expect(logged(await allEvents(middle))).toEqual(logged(turnsLog.slice(0, 12)))
+    await Promise.all([atEnd.close(), middle.close(), session.close()])
+  })
+
+  it('gives up when the session closes while it flushes', async () => {
+    const store = await storeOf(kind, tempDirectory())
+    const session = await store.create()
+    appendAll(session, [user('one')])
+    const releasing = session.releaseHistory()
+    const closing = session.close()
+    expect(await releasing).toBe(false)
+    await closing
+    expect(session.residentEvents).toHaveLength(1)
   })
 
   it('keeps the session when a send arrives while the checkpoint is written', async () => {
