@@ -45,6 +45,12 @@ export type AgentOptions = {
   readonly startReason?: 'new' | 'resume' | 'fork'
   /** Automatic compaction needs the model's context window; see `CompactionOptions`. */
   readonly compaction?: CompactionOptions
+  /**
+   * After this many ms idle with nothing queued, the agent lets its session release the history
+   * it holds (`session.releaseHistory()`, decision 0166); the next turn reads it back. Default
+   * 60 000; `Infinity` never. Sessions with nothing to read back from ignore it.
+   */
+  readonly releaseHistoryAfterMs?: number
 }
 
 /** The agent (docs/spec.md §5.1). */

@@ -5,6 +5,7 @@
  */
 import {
   type CompactionReason,
+  holdSession,
   optional,
   type PendingItem,
   RudderError,
@@ -31,7 +32,7 @@ import { retryPolicy } from './retry.js'
 import { turnContextOf } from './run-scope.js'
 import { readHistory } from './session-history.js'
 import { startSession } from './session-start.js'
-import { agentLimits, changedSettings, initialSettings } from './settings.js'
+import { agentLimits, changedSettings, initialSettings, releaseHistoryDelay } from './settings.js'
 import { runTurn } from './turn.js'
 import type { TurnDependencies } from './turn-context.js'
 
@@ -46,6 +47,7 @@ export function createAgent(options: AgentOptions): Agent {
   const hooks = createHookRegistry(options.hooks)
   const retry = retryPolicy(options.retry)
   const compaction = compactionSettings(options.compaction)
+  const releaseAfterMs = releaseHistoryDelay(options)
   const notifier = createNotifier()
   const { emit, reportError } = notifier
   const lifetime = new AbortController()
@@ -61,7 +63,34 @@ export function createAgent(options: AgentOptions): Agent {
   function moveTo(next: AgentPhase): void {
     const before = statusOf(phase)
     phase = move(phase, next)
+    holdWhileRunning()
     if (statusOf(phase) !== before) emit({ type: 'status/change', status: statusOf(phase) })
+  }
+
+  // Releasing an idle session's history (decision 0166): a run holds the session, so it keeps
+  // its projection from `loadProjection` to the run's end; once idle for `releaseAfterMs` with
+  // nothing queued, the agent asks the session to let go of it.
+  let runHold: (() => void) | undefined
+  let releaseTimer: ReturnType<typeof setTimeout> | undefined
+  function holdWhileRunning(): void {
+    if (runOf(phase)) {
+      runHold ??= holdSession(session)
+      clearTimeout(releaseTimer)
+    } else {
+      runHold?.()
+      runHold = undefined
+    }
+  }
+  function releaseWhenIdle(): void {
+    clearTimeout(releaseTimer)
+    if (!Number.isFinite(releaseAfterMs) || phase.kind !== 'idle' || disposal) return
+    releaseTimer = setTimeout(() => {
+      const { queued, staged } = inbox.pending()
+      if (phase.kind !== 'idle' || disposal || queued.length + staged.length > 0) return
+      session.releaseHistory().catch((error) => reportError('session-release', error))
+    }, releaseAfterMs)
+    // An idle session must not keep the process alive.
+    releaseTimer.unref?.()
   }
 
   const inbox = createInbox({
@@ -122,8 +151,10 @@ export function createAgent(options: AgentOptions): Agent {
     compact: (signal, instructions) => runCompaction('manual', signal, instructions),
     onIdle: () => {
       for (const waiter of idleWaiters.splice(0)) waiter.resolve()
+      releaseWhenIdle()
     },
   })
+  void sessionStart.done.then(releaseWhenIdle)
 
   const assertUsable = (call: string) => assertUsablePhase(phase, disposal !== undefined, call)
 
@@ -218,6 +249,7 @@ export function createAgent(options: AgentOptions): Agent {
     dispose() {
       disposal ??= (async () => {
         discardPending('dispose', false)
+        clearTimeout(releaseTimer)
         lifetime.abort()
         await driver.driving
         await sessionStart.done

@@ -112,3 +112,14 @@ export function wholeNumber(value: number, name: string, least: number): number 
     )
   return value
 }
+
+/** How long an idle agent waits before releasing its session's history (default one minute). */
+export function releaseHistoryDelay(options: AgentOptions): number {
+  const value = options.releaseHistoryAfterMs ?? 60_000
+  if (typeof value !== 'number' || Number.isNaN(value) || value < 0)
+    throw new RudderError(
+      'INVALID_INPUT',
+      `createAgent: releaseHistoryAfterMs must be a number of ms ≥ 0 (Infinity for never), got ${value}`,
+    )
+  return value
+}

@@ -127,6 +127,18 @@ export interface Session {
    * is made with beside `messages()`. Throws `WRONG_STATE` before `loadProjection`.
    */
   requestHeader(): EventMap['request/header'] | undefined
+  /**
+   * Lets go of the events and projection held in memory when the session is idle (decision
+   * 0166): everything appended is made durable and a checkpoint written, then the session
+   * holds what a fresh open from that checkpoint holds (`residentFrom` becomes `nextSeq`,
+   * `isProjectionLoaded` false); `readEvents` and `loadProjection` read the rest back from the
+   * store, as after a resume. Resolves true if it let go of anything, false if it did nothing:
+   * a session created in memory or in a memory store (nothing to read back from), one opened
+   * without invariant checking, one whose log was found changed, or one in use when the
+   * checkpoint is written (an append, a projection load, an agent's run). The agent calls it
+   * after it has been idle for `releaseHistoryAfterMs`. Rejects if the flush fails.
+   */
+  releaseHistory(): Promise<boolean>
   /** Notified of every event appended after subscribing. Returns an unsubscribe function. */
   subscribe(listener: SessionListener): () => void
   /** Notified when a listener throws. Without any, errors go to `console.error`. */
@@ -144,6 +156,22 @@ export interface Session {
 const APPEND_OWNED: unique symbol = Symbol('rudder.appendOwned')
 
 type OwnedAppend = <T extends EventType>(type: T, data: EventMap[T]) => CoreEvent<T>
+
+/**
+ * The key of a live session's hold (decision 0166): while one is held, `releaseHistory` does
+ * nothing. Internal to rudder: the agent holds its session while a run may read `messages()`.
+ */
+const HOLD: unique symbol = Symbol('rudder.holdSession')
+
+/**
+ * Keeps `session` from releasing its history (`Session.releaseHistory`) until the returned
+ * function is called (once; later calls do nothing). A session not made by `openLiveSession`
+ * has nothing to hold.
+ */
+export function holdSession(session: Session): () => void {
+  const hold = (session as { [HOLD]?: () => () => void })[HOLD]
+  return hold ? hold() : () => {}
+}
 
 /**
  * Appends a core event whose data the caller built for this append and gives up, as
@@ -252,19 +280,32 @@ export type OpenLiveSessionOptions = {
    * later events are applied. Without it, `events` are projected at once (`fromSeq` must be 0).
    */
   readonly projection?: { readonly state: ProjectionState; readonly throughSeq: number }
+  /**
+   * What `releaseHistory` does (a store's: flush, checkpoint, then `LiveSession.release`);
+   * without it the session never releases.
+   */
+  readonly releaseHistory?: () => Promise<boolean>
 }
 
 /** A live session as a store holds it: the session and what a checkpoint takes from it. */
 export interface LiveSession extends Session {
   /** The projection's state after the last event, loaded or not (for a checkpoint). */
   projectionState(): ProjectionState
+  /**
+   * Lets go of the resident events and the projection, if the session is quiet (no hold, no
+   * projection load, no notification running, no invariant checker of its own) and its last
+   * seq is `throughSeq`: it then holds what an open from a checkpoint through `throughSeq`
+   * holds, and reads earlier events through `history`. Returns whether it did. Synchronous, so
+   * no append can come between the check and the release.
+   */
+  release(history: SessionHistory, throughSeq: number): boolean
 }
 
 /** Opens a live session over existing events (used by stores). */
 export function openLiveSession(options: OpenLiveSessionOptions): LiveSession {
   const now = options.now ?? Date.now
   const header = deepFreeze({ ...options.header })
-  const history = options.history
+  let history = options.history
   let residentFrom = options.fromSeq ?? 0
   if (residentFrom > 0 && !history)
     throw new RudderError('WRONG_STATE', 'openLiveSession: events before fromSeq need a history')
@@ -304,6 +345,8 @@ export function openLiveSession(options: OpenLiveSessionOptions): LiveSession {
   let delivered = 0
   let isDelivering = false
   let isClosed = false
+  /** Holds taken by `holdSession` and not yet given back. */
+  let holds = 0
 
   for (const event of options.events) {
     deepFreeze(event)
@@ -386,16 +429,24 @@ export function openLiveSession(options: OpenLiveSessionOptions): LiveSession {
   async function* readEvents(
     options: ReadEventsOptions = {},
   ): AsyncGenerator<readonly SessionEvent[]> {
-    const fromSeq = Math.max(0, options.fromSeq ?? 0)
     const throughSeq = Math.min(options.throughSeq ?? nextSeq() - 1, nextSeq() - 1)
-    // Taken now: a projection loaded meanwhile moves `residentFrom` down, not the events.
-    const boundary = residentFrom
-    if (fromSeq < boundary && fromSeq <= throughSeq)
-      yield* history!.read(fromSeq, Math.min(throughSeq, boundary - 1), options.signal)
-    for (let seq = Math.max(fromSeq, boundary); seq <= throughSeq; seq += READ_BATCH) {
+    // Each stretch is read from where the events are when it starts: a projection loaded
+    // meanwhile moves `residentFrom` down, a release moves it up, and the stored part read
+    // before either keeps its range, so no seq is read twice or skipped.
+    for (let seq = Math.max(0, options.fromSeq ?? 0); seq <= throughSeq; ) {
       options.signal?.throwIfAborted()
+      if (seq < residentFrom) {
+        const last = Math.min(throughSeq, residentFrom - 1)
+        yield* history!.read(seq, last, options.signal)
+        seq = last + 1
+        continue
+      }
       const start = seq - residentFrom
-      yield resident.slice(start, start + Math.min(READ_BATCH, throughSeq - seq + 1))
+      const batch = resident.slice(start, start + Math.min(READ_BATCH, throughSeq - seq + 1))
+      if (batch.length === 0)
+        throw new RudderError('INTERNAL', `session ${header.id}: seq ${seq} is not held`)
+      seq += batch.length
+      yield batch
     }
   }
 
@@ -529,9 +580,24 @@ export function openLiveSession(options: OpenLiveSessionOptions): LiveSession {
     messages: () => loadedProjector('messages()').messages(),
     transcriptCharacters: () => loadedProjector('transcriptCharacters()').characters(),
     requestHeader: () => loadedProjector('requestHeader()').requestHeader(),
+    releaseHistory: () => options.releaseHistory?.() ?? Promise.resolve(false),
     projectionState() {
       if (projector) return projector.snapshot()
       return extendProjectionState(deferred!.state, resident, deferred!.throughSeq)
+    },
+    release(next, throughSeq) {
+      const isQuiet =
+        !isClosed && holds === 0 && !loading && !checker && !isDelivering && delivered === nextSeq()
+      if (!isQuiet || nextSeq() !== throughSeq + 1) return false
+      if (resident.length === 0 && !projector) return false
+      const state = live.projectionState()
+      live.state()
+      deferred = { state, throughSeq }
+      projector = undefined
+      resident = []
+      residentFrom = throughSeq + 1
+      history = next
+      return true
     },
     subscribe(listener) {
       const entry = { listener, fromSeq: nextSeq() }
@@ -558,6 +624,16 @@ export function openLiveSession(options: OpenLiveSessionOptions): LiveSession {
   // Not enumerable: a copy of the session object (a spread) falls back to the copying append.
   Object.defineProperty(live, APPEND_OWNED, {
     value: ((type: EventType, data: unknown) => take(type, data, undefined, true)) as OwnedAppend,
+  })
+  Object.defineProperty(live, HOLD, {
+    value: () => {
+      holds++
+      let isHeld = true
+      return () => {
+        if (isHeld) holds--
+        isHeld = false
+      }
+    },
   })
   return live
 }

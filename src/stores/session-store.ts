@@ -19,6 +19,7 @@ import {
   SessionBusyError,
   type SessionEvent,
   type SessionHeader,
+  type SessionHistory,
 } from '../core/index.js'
 import type { Backend, BatchWriter, ForkCopyOptions } from './backend.js'
 import {
@@ -179,6 +180,8 @@ export function createSessionStore(backend: Backend, options: StoreOptions = {})
     let checkpointed = input.checkpointed ?? { throughSeq: -1, characters: 0 }
     /** Off once the log was found changed behind the checkpoint: the next open checks it all. */
     let isCheckpointing = true
+    /** The session is closing: no checkpoint may start behind the writer's close. */
+    let isClosing = false
     let checkpointWrite: Promise<void> = Promise.resolve()
     let self: (StoredSession & LiveSession) | undefined
     let writer: BatchWriter | undefined
@@ -206,10 +209,12 @@ export function createSessionStore(backend: Backend, options: StoreOptions = {})
     // The store checks appends itself, with the checker that validated the loaded log, so a
     // log is walked by one checker, not two (the live session's own checking stays off).
     let checker = checkInvariants ? (input.checker ?? checkerOver(events)) : undefined
+    /** The checker's state before the first resident event, and that event's seq. */
+    let base = { checker: resumed?.checker, fromSeq }
     /** Rebuilds the checker over the log as it stands (after a refused append). */
     const rebuildChecker = (): LogChecker => {
-      const rebuilt = createLogChecker({ allowOpenTurn: true }, resumed?.checker)
-      for (let seq = fromSeq; seq < (self?.nextSeq ?? fromSeq); seq++) {
+      const rebuilt = createLogChecker({ allowOpenTurn: true }, base.checker)
+      for (let seq = base.fromSeq; seq < (self?.nextSeq ?? base.fromSeq); seq++) {
         const event = self?.eventAt(seq)
         if (event) rebuilt.record(event)
       }
@@ -296,6 +301,7 @@ export function createSessionStore(backend: Backend, options: StoreOptions = {})
       windowMs,
       describe: () => `session ${header.id} (${backend.describe(header.id)})`,
       async release() {
+        isClosing = true
         try {
           if (durable && durable.characters >= policy.minCharacters) writeCheckpoint()
           await checkpointWrite
@@ -306,12 +312,61 @@ export function createSessionStore(backend: Backend, options: StoreOptions = {})
         }
       },
     })
+    /** A history reading the log the store wrote, checked against what `covered` says of it. */
+    const historyOver = (covered: Covered): SessionHistory => ({
+      read: (first, last, signal) =>
+        readCovered(
+          backend,
+          header.id,
+          { fromSeq: first, throughSeq: last, ...(signal ? { signal } : {}) },
+          covered,
+          discardCheckpoint,
+        ),
+      mismatch: (reason) => discardCheckpoint(reason, backend.describe(header.id)),
+    })
+
+    /**
+     * `Session.releaseHistory` (decision 0166): once every event is durable and a checkpoint of
+     * them is stored, the session lets go of what it holds and reads it back through a history
+     * that checks the log against that checkpoint. Gives up (false) when an append, a load or a
+     * hold comes in meanwhile; the checkpoint written stands either way.
+     */
+    async function releaseHistory(): Promise<boolean> {
+      // The memory backend keeps every record in memory already.
+      if (!self || !checker || !durable || backend.url === 'memory:') return false
+      if (self.residentEvents.length === 0 && !self.isProjectionLoaded) return false
+      const throughSeq = self.nextSeq - 1
+      await self.flush()
+      if (
+        isClosing ||
+        !isCheckpointing ||
+        durable.throughSeq !== throughSeq ||
+        self.nextSeq !== throughSeq + 1
+      )
+        return false
+      const snapshot = checker.snapshot()
+      const covered: Covered = {
+        throughSeq,
+        checksum: durable.checksum,
+        characters: durable.characters,
+        checker: snapshot,
+        projection: self.projectionState(),
+      }
+      writeCheckpoint()
+      await checkpointWrite
+      if (checkpointed.throughSeq !== throughSeq || !isCheckpointing) return false
+      if (!self.release(historyOver(covered), throughSeq)) return false
+      base = { checker: snapshot, fromSeq: throughSeq + 1 }
+      return true
+    }
+
     const known = checker?.snapshot()
     const session = openLiveSession({
       header,
       events,
       sink,
       now,
+      releaseHistory,
       // The checker folded every event already: crash repair at open reads its fold.
       ...(known ? { folded: { fold: known.fold, nextSeq: known.nextSeq } } : {}),
       ...(resumed
@@ -319,17 +374,7 @@ export function createSessionStore(backend: Backend, options: StoreOptions = {})
             fromSeq,
             state: resumed.checker.fold,
             projection: { state: resumed.projection, throughSeq: resumed.throughSeq },
-            history: {
-              read: (first, last, signal) =>
-                readCovered(
-                  backend,
-                  header.id,
-                  { fromSeq: first, throughSeq: last, ...(signal ? { signal } : {}) },
-                  resumed,
-                  discardCheckpoint,
-                ),
-              mismatch: (reason) => discardCheckpoint(reason, backend.describe(header.id)),
-            },
+            history: historyOver(resumed),
           }
         : events.length > PROJECT_ON_DEMAND
           ? // Loaded in full but long: projected by `loadProjection`, in stretches that leave
