@@ -66,6 +66,7 @@ export async function* followLog(
         fromSeq: cursor.next,
         ...(from === undefined ? {} : { fromPosition: from }),
       })) {
+        if (signal.aborted) return
         for (const record of records) {
           // A line being written right now: read it whole next time.
           if (record.kind === 'torn') break reading
