@@ -40,7 +40,6 @@ export async function* followLog(
   options: FollowLogOptions,
 ): AsyncGenerator<SessionEvent> {
   const { signal, fromSeq } = options
-  const hint = repairHint(id)
   let dirty = false
   let wake: (() => void) | undefined
   // Watch before the first read, so a write between that read and the wait is not missed.
@@ -49,11 +48,7 @@ export async function* followLog(
     wake?.()
   })
   try {
-    const cursor: Cursor = (fromSeq > 0 && (await checkpointCursor(backend, id, fromSeq))) || {
-      check: createEventCheck(),
-      next: 0,
-      position: undefined,
-    }
+    const cursor = await startOf(backend, id, fromSeq)
     for (let isFirst = true; ; isFirst = false) {
       if (!isFirst) {
         if (!dirty) await pause(options.pollMs, signal, (resume) => (wake = resume))
@@ -61,35 +56,84 @@ export async function* followLog(
       }
       if (signal.aborted) return
       dirty = false
-      const from = cursor.position
-      reading: for await (const records of backend.records(id, {
-        fromSeq: cursor.next,
-        ...(from === undefined ? {} : { fromPosition: from }),
-      })) {
+      for await (const event of readOn(backend, id, cursor, signal)) {
+        // Before `fromSeq`: checked (the events after depend on it), then dropped.
+        if (event.seq < fromSeq) continue
         if (signal.aborted) return
-        for (const record of records) {
-          // A line being written right now: read it whole next time.
-          if (record.kind === 'torn') break reading
-          let event: SessionEvent
-          try {
-            const line = decodeLine(record.text)
-            if (line.blobs)
-              await resolveBlobs(line, backend.blobs, backend.locate(id, record.where), hint)
-            event = cursor.check.accept(line)
-          } catch (error) {
-            throw locate(error, backend.locate(id, record.where), hint)
-          }
-          cursor.next++
-          cursor.position = record.position
-          // Before `fromSeq`: checked (the events after depend on it), then dropped.
-          if (event.seq < fromSeq) continue
-          if (signal.aborted) return
-          yield deepFreeze(event)
-        }
+        yield deepFreeze(event)
       }
     }
   } finally {
     await unwatch?.()
+  }
+}
+
+/** Where a session's stored log ends, read as a follower reads it (`SessionStore.stat`). */
+export type LogEnd = {
+  /** The seq after the last complete record. */
+  readonly nextSeq: number
+  /** The turn the log ends inside, if any. */
+  readonly openTurn?: number
+}
+
+/**
+ * Reads session `id`'s log to its end as `followLog` does, holding none of it: from the
+ * checkpoint beside the log when it fits, else from seq 0, every event after the start
+ * checked. A torn last line is left out. Throws what `followLog` throws.
+ */
+export async function logEnd(backend: Backend, id: string): Promise<LogEnd> {
+  const cursor = await startOf(backend, id, Number.POSITIVE_INFINITY)
+  for await (const _event of readOn(backend, id, cursor)) {
+    // Checked and dropped: only where the log ends is wanted.
+  }
+  const openTurn = cursor.check.checker.openTurn
+  return { nextSeq: cursor.next, ...(openTurn === undefined ? {} : { openTurn }) }
+}
+
+/** The start of a read for events from `fromSeq`: after the checkpoint if it fits, else seq 0. */
+async function startOf(backend: Backend, id: string, fromSeq: number): Promise<Cursor> {
+  return (
+    (fromSeq > 0 && (await checkpointCursor(backend, id, fromSeq))) || {
+      check: createEventCheck(),
+      next: 0,
+      position: undefined,
+    }
+  )
+}
+
+/**
+ * The complete records from the cursor on, each decoded, its blobs read back and checked,
+ * advancing the cursor past it; a torn last line ends the read (it is read whole next time).
+ * Throws `LogCorruptError` (located, with the repair hint) or `UNKNOWN_EVENT_TYPE`.
+ */
+async function* readOn(
+  backend: Backend,
+  id: string,
+  cursor: Cursor,
+  signal?: AbortSignal,
+): AsyncGenerator<SessionEvent> {
+  const hint = repairHint(id)
+  const from = cursor.position
+  for await (const records of backend.records(id, {
+    fromSeq: cursor.next,
+    ...(from === undefined ? {} : { fromPosition: from }),
+  })) {
+    if (signal?.aborted) return
+    for (const record of records) {
+      if (record.kind === 'torn') return
+      let event: SessionEvent
+      try {
+        const line = decodeLine(record.text)
+        if (line.blobs)
+          await resolveBlobs(line, backend.blobs, backend.locate(id, record.where), hint)
+        event = cursor.check.accept(line)
+      } catch (error) {
+        throw locate(error, backend.locate(id, record.where), hint)
+      }
+      cursor.next++
+      cursor.position = record.position
+      yield event
+    }
   }
 }
 

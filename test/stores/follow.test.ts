@@ -9,7 +9,7 @@ import { LogCorruptError, type SessionEvent } from '../../src/core/index.js'
 import type { Backend } from '../../src/stores/backend.js'
 import { type Checkpoint, encodeCheckpoint, parseCheckpoint } from '../../src/stores/checkpoint.js'
 import { encodeEvents } from '../../src/stores/codec.js'
-import { followLog } from '../../src/stores/follow.js'
+import { followLog, logEnd } from '../../src/stores/follow.js'
 import type { SessionStore, StoreOptions } from '../../src/stores/index.js'
 import { loadEvents } from '../../src/stores/log-loader.js'
 import { createSessionStore } from '../../src/stores/session-store.js'
@@ -228,5 +228,49 @@ describe.each(KINDS)('following a %s log', (kind) => {
     const later = reads.filter((read) => (read.fromSeq ?? 0) >= LOG.length)
     expect(later.length).toBeGreaterThan(0)
     for (const read of later) expect(read.fromPosition).toBe(ends[read.fromSeq! - 1])
+  })
+
+  it('finds where the log ends (stat) from a matching checkpoint without reading what it covers', async () => {
+    const { backend: inner, id, events } = await stored()
+    const store = createSessionStore(inner, EVERY_CLOSE)
+    stores.push(store)
+    const { backend, reads } = recording(inner)
+    expect(await logEnd(backend, id)).toEqual({ nextSeq: LOG.length })
+    expect(Math.min(...reads.map((read) => read.fromSeq ?? 0))).toBe(COVERED - 1)
+    const stat = await store.stat(id)
+    expect(stat.header).toEqual((await store.read(id)).header)
+    expect(stat.nextSeq).toBe(events.length)
+    expect(stat.openTurn).toBeUndefined()
+    // Without a usable checkpoint, from seq 0; a turn left open is reported as `read` does.
+    await inner.writeCheckpoint!(id, 'not a checkpoint')
+    const open = buildLog([...LOG.map(() => turnEnd(0)), ...closedTurn(5, 'five')]).slice(
+      LOG.length,
+      LOG.length + 3,
+    )
+    await appendRaw(inner, id, open)
+    const again = recording(inner)
+    expect(await logEnd(again.backend, id)).toEqual({ nextSeq: LOG.length + 3, openTurn: 5 })
+    expect(again.reads.map((read) => read.fromSeq ?? 0)).toEqual([0])
+    expect((await store.read(id)).openTurn).toBe(5)
+  })
+
+  it('stat reports a corrupt record with its location, as read does', async () => {
+    const { backend, id } = await stored()
+    const store = createSessionStore(backend, EVERY_CLOSE)
+    stores.push(store)
+    const [bad] = buildLog([...LOG.map(() => turnEnd(0)), turnEnd(9)]).slice(-1)
+    await appendRaw(backend, id, [bad!])
+    const failures = await Promise.all(
+      [store.stat(id), store.read(id)].map((pending) =>
+        pending.then(
+          () => undefined,
+          (error) => error,
+        ),
+      ),
+    )
+    expect(failures[0]).toBeInstanceOf(LogCorruptError)
+    expect((failures[0] as LogCorruptError).location).toBe(
+      (failures[1] as LogCorruptError).location,
+    )
   })
 })

@@ -136,9 +136,9 @@ export function createWebSessions(options: WebSessionsOptions): WebSessions {
             channel = makeChannel(id, web.runtime.session.header, 0)
             channel.goLive(web)
           } else {
-            // Read once for the header and the log's end; the events are not kept.
-            const { header, events } = await host.store.read(id)
-            channel = makeChannel(id, header, events.length)
+            // The header and where the log ends: the events are neither read into memory nor kept.
+            const { header, nextSeq } = await host.store.stat(id)
+            channel = makeChannel(id, header, nextSeq)
             // A session this host started running meanwhile.
             const started = running.get(id)
             if (started) channel.goLive(started)
