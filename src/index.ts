@@ -151,6 +151,7 @@ export {
   type SearchHit,
   type SessionListing,
   type SessionSnapshot,
+  type SessionStat,
   type SessionStore,
   type StoreCounters,
   type StoredSession,

@@ -12,6 +12,7 @@ export type {
   SearchHit,
   SessionListing,
   SessionSnapshot,
+  SessionStat,
   SessionStore,
   StoreCounters,
   StoredSession,

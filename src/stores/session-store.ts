@@ -31,7 +31,7 @@ import {
 } from './checkpoint.js'
 import { encodeEvents, envelopeLine } from './codec.js'
 import { checkForWrite, invariantViolation, parseHeader, repairHint } from './event-check.js'
-import { followLog } from './follow.js'
+import { followLog, logEnd } from './follow.js'
 import { readJsonl } from './jsonl-import.js'
 import { createKeptScanner, type KeptScanResult, scanKept, sumKept } from './kept-scan.js'
 import type { Lease } from './lease.js'
@@ -857,6 +857,13 @@ export function createSessionStore(backend: Backend, options: StoreOptions = {})
           : {}),
         ...(loaded.openTurn === undefined ? {} : { openTurn: loaded.openTurn }),
       }
+    },
+
+    async stat(id) {
+      ensureOpen()
+      checkSessionId(id)
+      const header = await loadHeader(backend, id)
+      return { header, ...(await logEnd(backend, id)) }
     },
 
     async fork(id, forkOptions = {}) {

@@ -41,6 +41,15 @@ export type SessionSnapshot = {
   readonly openTurn?: number
 }
 
+/** Where a session read without the lease ends, without its events (`stat`). */
+export type SessionStat = {
+  readonly header: SessionHeader
+  /** The seq after its last durable event (a partial last line left out). */
+  readonly nextSeq: number
+  /** The turn the log ends inside, if any. */
+  readonly openTurn?: number
+}
+
 /** One row of `list`: the header plus metadata kept beside it. */
 export type SessionListing = SessionHeader & {
   /** Events in the log as of the last metadata update (≤ 1 s behind a JSONL writer). */
@@ -142,6 +151,13 @@ export interface SessionStore {
    * now, validated. A partial last line is left out and reported; an open turn is left open.
    */
   read(id: string): Promise<SessionSnapshot>
+  /**
+   * A session's header and where its log ends, read without the lease and without holding its
+   * events: from the checkpoint beside the log when it fits (its record in place, as `open`
+   * takes it), the events after it checked as `read` checks them (decision 0165). Throws as
+   * `read` does.
+   */
+  stat(id: string): Promise<SessionStat>
   /**
    * Copies events `[0..atSeq]` into a new session whose header names the source as `parent`,
    * and opens it. The default `atSeq` is the last event not inside an open turn (−1, copying

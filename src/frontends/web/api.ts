@@ -170,12 +170,12 @@ export function createApi(options: ApiOptions): Hono {
     const id = c.req.param('id')
     const web = sessions.live(id)
     if (web) return c.json(describeLive(web))
-    const snapshot = await host.store.read(id)
+    const stat = await host.store.stat(id)
     return c.json({
-      header: snapshot.header,
+      header: stat.header,
       mode: { kind: 'follow' },
-      lastSeq: snapshot.events.length - 1,
-      ...(snapshot.openTurn === undefined ? {} : { openTurn: snapshot.openTurn }),
+      lastSeq: stat.nextSeq - 1,
+      ...(stat.openTurn === undefined ? {} : { openTurn: stat.openTurn }),
     })
   })
   app.post('/api/sessions/:id/open', async (c) => {

@@ -5,12 +5,7 @@
  * the session starts or stops running here the source switches, and every client resumes from
  * its own cursor over the new source: no gap, no duplicate.
  */
-import {
-  RudderError,
-  type SessionEvent,
-  type SessionHeader,
-  type SessionStore,
-} from '../../index.js'
+import type { SessionEvent, SessionHeader, SessionStore } from '../../index.js'
 import { followSession } from './follow.js'
 import {
   createStreamClient,
@@ -27,8 +22,8 @@ export type ChannelOptions = {
   readonly header: SessionHeader
   readonly store: SessionStore
   readonly limits: StreamLimits
-  /** The stored log as read when the channel was made (the follower continues after it). */
-  readonly events: readonly SessionEvent[]
+  /** The seq after the last stored event when the channel was made (the follower goes on from it). */
+  readonly nextSeq: number
   /** Called when the last client left (the owner drops the channel unless the session is live). */
   readonly onIdle: () => void
   readonly onDrop?: (info: SlowCloseReason) => void
@@ -43,10 +38,10 @@ export interface SessionChannel {
   /** The session now runs here. */
   goLive(web: WebSession): void
   /**
-   * The session stopped running here (closed) or was found busy elsewhere. `events` is the
-   * stored log to follow after; required when a live session did not hold its whole history.
+   * The session stopped running here (closed) or was found busy elsewhere. `nextSeq`: the seq
+   * after the last stored event, to follow from (default: the last one the channel knows).
    */
-  goFollow(options?: { readonly events?: readonly SessionEvent[]; readonly busy?: BusyInfo }): void
+  goFollow(options?: { readonly nextSeq?: number; readonly busy?: BusyInfo }): void
   /** The last seq known to the channel. */
   lastSeq(): number
   /** Closes every client (host shutting down). */
@@ -57,7 +52,8 @@ type Source =
   | { readonly kind: 'live'; readonly web: WebSession; readonly stop: () => void }
   | {
       readonly kind: 'follow'
-      readonly events: SessionEvent[]
+      /** The seq after the last stored event known. */
+      next: number
       readonly busy?: BusyInfo
       follower?: AbortController | undefined
     }
@@ -65,7 +61,7 @@ type Source =
 export function createSessionChannel(options: ChannelOptions): SessionChannel {
   const clients = new Set<StreamClient>()
   let header = options.header
-  let source: Source = { kind: 'follow', events: [...options.events] }
+  let source: Source = { kind: 'follow', next: options.nextSeq }
 
   const mode = (): SessionMode =>
     source.kind === 'live'
@@ -74,16 +70,16 @@ export function createSessionChannel(options: ChannelOptions): SessionChannel {
         ? { kind: 'follow' }
         : { kind: 'follow', busy: source.busy }
   // A live session may not hold its history (docs/spec.md §9.2): clients read it from the
-  // session, which reads it from the store. A followed log is held whole, as read.
+  // session, which reads it from the store. A followed log is not held at all (decision 0165):
+  // the channel knows only where it ends, and a client catching up reads it from the store.
   const streamSource: StreamSource = {
-    nextSeq: () =>
-      source.kind === 'live' ? source.web.runtime.session.nextSeq : source.events.length,
+    nextSeq: () => (source.kind === 'live' ? source.web.runtime.session.nextSeq : source.next),
     eventAt: (seq) =>
-      source.kind === 'live' ? source.web.runtime.session.eventAt(seq) : source.events[seq],
+      source.kind === 'live' ? source.web.runtime.session.eventAt(seq) : undefined,
     read(fromSeq, throughSeq, signal) {
       if (source.kind === 'live')
         return source.web.runtime.session.readEvents({ fromSeq, throughSeq, signal })
-      return batchesOf(source.events.slice(fromSeq, throughSeq + 1))
+      return readStored(options.store, options.id, fromSeq, throughSeq, signal)
     },
     liveSnapshot: (): LiveSnapshot =>
       source.kind === 'live'
@@ -102,18 +98,6 @@ export function createSessionChannel(options: ChannelOptions): SessionChannel {
     for (const client of clients) client.deliver(text)
   }
 
-  /** The whole log as the current source holds it (a live one only if it holds its history). */
-  const knownEvents = (): readonly SessionEvent[] => {
-    if (source.kind === 'follow') return source.events
-    const session = source.web.runtime.session
-    if (session.residentFrom > 0)
-      throw new RudderError(
-        'INTERNAL',
-        `session ${options.id} does not hold its history: pass the stored log to goFollow`,
-      )
-    return session.residentEvents
-  }
-
   const startFollowing = () => {
     if (source.kind !== 'follow' || source.follower || clients.size === 0) return
     const current = source
@@ -125,11 +109,11 @@ export function createSessionChannel(options: ChannelOptions): SessionChannel {
           for await (const event of followSession(
             options.store,
             options.id,
-            current.events.length,
+            current.next,
             controller.signal,
           )) {
-            if (event.seq !== current.events.length) continue
-            current.events.push(event)
+            if (event.seq !== current.next) continue
+            current.next++
             broadcastEvent(event)
           }
         } catch (error) {
@@ -202,17 +186,17 @@ export function createSessionChannel(options: ChannelOptions): SessionChannel {
     },
     goFollow(change = {}) {
       const before = streamSource.nextSeq()
-      const known = change.events ?? knownEvents()
+      const next = change.nextSeq ?? before
       if (source.kind === 'live') source.stop()
       else stopFollowing()
       source = {
         kind: 'follow',
-        events: [...known],
+        next,
         ...(change.busy === undefined ? {} : { busy: change.busy }),
       }
       broadcast({ type: 'mode', mode: mode() })
-      // The stored log, read after the session closed, may hold more than the live clients got.
-      if (known.length > before) resync()
+      // The stored log, after the session closed, may hold more than the live clients got.
+      if (next > before) resync()
       startFollowing()
     },
     lastSeq: () => streamSource.nextSeq() - 1,
@@ -225,9 +209,21 @@ export function createSessionChannel(options: ChannelOptions): SessionChannel {
   }
 }
 
-/** Events already in memory, as `readEvents` batches (one, or none). */
-async function* batchesOf(
-  events: readonly SessionEvent[],
+/**
+ * Stored events `fromSeq..throughSeq` (all durable already), as `readEvents` batches: read
+ * through the store's follow, which checks them as any read does and holds none of them, and
+ * left once `throughSeq` is read.
+ */
+async function* readStored(
+  store: SessionStore,
+  id: string,
+  fromSeq: number,
+  throughSeq: number,
+  signal: AbortSignal,
 ): AsyncGenerator<readonly SessionEvent[]> {
-  if (events.length > 0) yield events
+  if (fromSeq > throughSeq) return
+  for await (const event of followSession(store, id, fromSeq, signal)) {
+    yield [event]
+    if (event.seq >= throughSeq) return
+  }
 }

@@ -5,12 +5,7 @@
  * `SessionBusyError` (naming that process and host) and stays followable read-only.
  */
 import { resolve } from 'node:path'
-import {
-  RudderError,
-  SessionBusyError,
-  type SessionEvent,
-  type SessionHeader,
-} from '../../index.js'
+import { RudderError, SessionBusyError, type SessionHeader } from '../../index.js'
 import type { Host, SessionChoice } from '../../runtime/host.js'
 import { createApprovalBoard } from './approval-board.js'
 import { createSessionChannel, type SessionChannel } from './session-channel.js'
@@ -71,13 +66,13 @@ export function createWebSessions(options: WebSessionsOptions): WebSessions {
     return web
   }
 
-  const makeChannel = (id: string, header: SessionHeader, events: readonly SessionEvent[]) => {
+  const makeChannel = (id: string, header: SessionHeader, nextSeq: number) => {
     const channel = createSessionChannel({
       id,
       header,
       store: host.store,
       limits: options.limits,
-      events,
+      nextSeq,
       onIdle: () => {
         if (!running.has(id) && channels.get(id) === channel) channels.delete(id)
       },
@@ -118,28 +113,14 @@ export function createWebSessions(options: WebSessionsOptions): WebSessions {
       if (!web) return false
       // Closing cancels a running turn: its last events still reach the channel.
       await web.runtime.close()
-      const { session } = web.runtime
-      const held = session.residentFrom === 0 ? session.residentEvents : undefined
+      // Closed: every event it appended is durable, and the channel follows the stored log
+      // from after the last (decision 0165: a followed log is read, not held).
+      const nextSeq = web.runtime.session.nextSeq
       web.detach()
       running.delete(id)
       const channel = channels.get(id)
       if (!channel) return true
-      // The channel follows the stored log from here: the whole of it, which a resumed session
-      // does not hold (docs/spec.md §9.2), is read from the store.
-      const events =
-        held ??
-        (await host.store.read(id).then(
-          (snapshot) => snapshot.events,
-          () => undefined,
-        ))
-      // Opened again meanwhile: the channel is live again.
-      if (running.has(id) || channels.get(id) !== channel) return true
-      if (events === undefined) {
-        channel.close(CLOSE_CODES.gone, `session ${id} closed and its log could not be read`)
-        channels.delete(id)
-        return true
-      }
-      channel.goFollow({ events })
+      channel.goFollow({ nextSeq })
       if (channel.clientCount === 0) channels.delete(id)
       return true
     },
@@ -152,11 +133,12 @@ export function createWebSessions(options: WebSessionsOptions): WebSessions {
           const web = running.get(id)
           let channel: SessionChannel
           if (web) {
-            channel = makeChannel(id, web.runtime.session.header, [])
+            channel = makeChannel(id, web.runtime.session.header, 0)
             channel.goLive(web)
           } else {
-            const snapshot = await host.store.read(id)
-            channel = makeChannel(id, snapshot.header, snapshot.events)
+            // The header and where the log ends: the events are neither read into memory nor kept.
+            const { header, nextSeq } = await host.store.stat(id)
+            channel = makeChannel(id, header, nextSeq)
             // A session this host started running meanwhile.
             const started = running.get(id)
             if (started) channel.goLive(started)
