@@ -63,6 +63,12 @@ export async function* followLog(
         yield deepFreeze(event)
       }
     }
+  } catch (error) {
+    // Stopped under a read: the store closing ends its backend while a query may be in flight
+    // (PostgreSQL: "Cannot use a pool after calling end"). The follow ends, as it would have
+    // at its next wake-up; an error with the signal still live is the follower's to see.
+    if (signal.aborted) return
+    throw error
   } finally {
     await unwatch?.()
   }

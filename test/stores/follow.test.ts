@@ -6,7 +6,7 @@
  */
 import { afterEach, describe, expect, it } from 'vitest'
 import { LogCorruptError, type SessionEvent } from '../../src/core/index.js'
-import type { Backend } from '../../src/stores/backend.js'
+import type { Backend, RecordBatch } from '../../src/stores/backend.js'
 import { type Checkpoint, encodeCheckpoint, parseCheckpoint } from '../../src/stores/checkpoint.js'
 import { encodeEvents } from '../../src/stores/codec.js'
 import { followLog, logEnd } from '../../src/stores/follow.js'
@@ -228,6 +228,48 @@ describe.each(KINDS)('following a %s log', (kind) => {
     const later = reads.filter((read) => (read.fromSeq ?? 0) >= LOG.length)
     expect(later.length).toBeGreaterThan(0)
     for (const read of later) expect(read.fromPosition).toBe(ends[read.fromSeq! - 1])
+  })
+
+  it('ends when stopped under a read that then fails (a store closing its backend), and reports the failure otherwise', async () => {
+    const { backend: inner, id, events } = await stored()
+    for (const stopFirst of [true, false]) {
+      let release: () => void = () => {}
+      const held = new Promise<void>((resolve) => {
+        release = resolve
+      })
+      let reading: () => void = () => {}
+      const atRead = new Promise<void>((resolve) => {
+        reading = resolve
+      })
+      // The read after the first pass waits on `held`, then fails as a closed pool does.
+      const backend: Backend = {
+        ...inner,
+        records(sessionId, options) {
+          if ((options?.fromSeq ?? 0) < LOG.length) return inner.records(sessionId, options)
+          const failing: AsyncIterator<RecordBatch> = {
+            async next() {
+              reading()
+              await held
+              throw new Error('Cannot use a pool after calling end on the pool')
+            },
+          }
+          return { [Symbol.asyncIterator]: () => failing }
+        },
+      }
+      const controller = new AbortController()
+      const follower = followLog(backend, id, {
+        fromSeq: LOG.length - 1,
+        signal: controller.signal,
+        pollMs: 5,
+      })
+      expect((await follower.next()).value).toEqual(events.at(-1))
+      const pending = follower.next()
+      await atRead
+      if (stopFirst) controller.abort()
+      release()
+      if (stopFirst) expect((await pending).done).toBe(true)
+      else await expect(pending).rejects.toThrow('Cannot use a pool after calling end')
+    }
   })
 
   it('finds where the log ends (stat) from a matching checkpoint without reading what it covers', async () => {
