@@ -5,8 +5,11 @@
  * version 4 database is migrated with its sessions kept.
  */
 import { describe, expect, it } from 'vitest'
+import { type SessionEvent, StoreError } from '../../src/index.js'
 import { openStore, type SessionStore } from '../../src/stores/index.js'
+import { createPostgresBackend } from '../../src/stores/postgres/postgres-backend.js'
 import { PG_SCHEMA_VERSION } from '../../src/stores/postgres/postgres-schema.js'
+import { parseStoreUrl } from '../../src/stores/store-url.js'
 import { turnEnd, turnStart, user } from '../support/log-builder.js'
 import { appendAll } from './support/events.js'
 import {
@@ -43,7 +46,12 @@ async function place() {
         )
       ).rows[0].n,
     )
-  return { schema, open, done, events, foreignKeys }
+  const backend = async () => {
+    const location = parseStoreUrl(url, {})
+    if (location.kind !== 'postgres') throw new Error('not a PostgreSQL URL')
+    return createPostgresBackend(location)
+  }
+  return { schema, open, done, events, foreignKeys, backend }
 }
 
 /** A client of its own on the test server (a transaction held open across awaits). */
@@ -160,6 +168,87 @@ describe('PostgreSQL events, schema 5', () => {
       await store.delete(session.header.id)
       expect(await here.events(session.header.id)).toBe(0)
     } finally {
+      await here.done()
+    }
+  })
+})
+
+/** Events of seqs `seqs` whose stored lines are `{"seq":N}`. */
+function batch(seqs: readonly number[]): { events: SessionEvent[]; lines: string[] } {
+  return {
+    events: seqs.map((seq) => ({ seq, time: 1_000 + seq, type: 'x', data: null }) as never),
+    lines: seqs.map((seq) => `{"seq":${seq}}`),
+  }
+}
+
+describe('a PostgreSQL batch', () => {
+  it('stores each line at its seq, counted from the first, and the count and time of the last', async () => {
+    const here = await place()
+    const backend = await here.backend()
+    try {
+      const header = { id: 'b1', formatVersion: 1, createdAt: 1 }
+      const lease = await backend.create(header)
+      const writer = await backend.openWriter('b1', { header, eventCount: 0, updatedAt: 1 })
+      for (const seqs of [[0, 1, 2], [3], [4, 5]]) {
+        const { events, lines } = batch(seqs)
+        await writer.write(events, lines)
+      }
+      const rows = await adminQuery(
+        `SELECT seq, line FROM ${here.schema}.events WHERE session_id = 'b1' ORDER BY seq`,
+      )
+      expect(rows.rows).toEqual([0, 1, 2, 3, 4, 5].map((seq) => ({ seq, line: `{"seq":${seq}}` })))
+      const meta = await adminQuery(
+        `SELECT event_count, updated_at FROM ${here.schema}.sessions WHERE id = 'b1'`,
+      )
+      expect(meta.rows[0]).toEqual({ event_count: 6, updated_at: 1_005 })
+      await lease.release()
+    } finally {
+      await backend.close()
+      await here.done()
+    }
+  })
+
+  it('writes nothing of a batch whose lines hold a newline or whose seqs have a gap', async () => {
+    const here = await place()
+    const backend = await here.backend()
+    try {
+      const header = { id: 'b2', formatVersion: 1, createdAt: 1 }
+      const lease = await backend.create(header)
+      const writer = await backend.openWriter('b2', { header, eventCount: 0, updatedAt: 1 })
+      const split = batch([0, 1])
+      // Never made by the codec (a line is JSON): one more piece than events must not be stored.
+      split.lines[0] = '{"seq":0}\n{"seq":9}'
+      await expect(writer.write(split.events, split.lines)).rejects.toBeInstanceOf(StoreError)
+      const gap = batch([0, 2])
+      await expect(writer.write(gap.events, gap.lines)).rejects.toThrow(/not consecutive/)
+      expect(await here.events('b2')).toBe(0)
+      const meta = await adminQuery(
+        `SELECT event_count FROM ${here.schema}.sessions WHERE id = 'b2'`,
+      )
+      expect(meta.rows[0]).toEqual({ event_count: 0 })
+      await lease.release()
+    } finally {
+      await backend.close()
+      await here.done()
+    }
+  })
+
+  it('notifies followers on rudder_events with the session id when it commits', async () => {
+    const here = await place()
+    const listener = await client()
+    try {
+      const store = await here.open()
+      const session = await store.create()
+      await listener.query('LISTEN rudder_events')
+      const heard = new Promise<string | undefined>((resolve) =>
+        listener.once('notification', (message) => resolve(message.payload)),
+      )
+      appendAll(session, [user('heard')])
+      await session.flush()
+      expect(await heard).toBe(session.header.id)
+      await session.close()
+    } finally {
+      await listener.end()
       await here.done()
     }
   })
