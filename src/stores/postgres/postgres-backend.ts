@@ -393,7 +393,7 @@ export async function createPostgresBackend(
           let result: pg.QueryResult
           try {
             result = await pool.query({
-              name: 'rudder_append_2',
+              name: 'rudder_append',
               text: APPEND_STATEMENT,
               values: [id, token, first, lines.join('\n'), last.time, last.seq + 1],
             })
