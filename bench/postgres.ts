@@ -1,18 +1,23 @@
 /**
  * PostgreSQL store benchmarks (issue 18), each beside a floor measured in the same run on the
- * same server: B4-pg durable append vs a plain batched INSERT of the same rows, the durability
- * point vs a bare commit round trip, B8-pg list with 1,000 sessions vs the bare query, and
+ * same server: B4-pg durable append vs a plain batched INSERT of the same rows (with CPU, this
+ * process's and the server's, beside the wall time), the durability point vs the floor's INSERT
+ * and commit of the same 50 rows, B8-pg list with 1,000 sessions vs the bare query, and
  * follower latency (a commit on one connection → the event yielded by a follower on another).
  * The server is `RUDDER_BENCH_POSTGRES_URL` (default the test server); a schema `store_bench_*`
  * is made and dropped. Times are wall clock: the work happens in the server too.
  */
-import { randomBytes } from 'node:crypto'
+import { randomBytes, randomUUID } from 'node:crypto'
+import { readFileSync } from 'node:fs'
 import pg from 'pg'
 import { openStore, type SessionStore, type StoredSession } from '../src/stores/index.js'
 import { type Append, appends } from './fixtures.js'
 import { fmt, median, type Pair, type Row, ratios } from './measure.js'
 
 const SERVER = process.env.RUDDER_BENCH_POSTGRES_URL || 'postgres://postgres@127.0.0.1:5432/test'
+/** `application_name` of the floor's connection, and of the store's (server CPU by process). */
+const FLOOR_NAME = 'rudder_bench_floor'
+const STORE_NAME = 'rudder_bench_store'
 
 const envelope = (seq: number, [type, data]: Append) =>
   JSON.stringify({ seq, time: 1_700_000_000_000 + seq, type, data })
@@ -32,7 +37,8 @@ export async function postgresBenchmarks(options: { full: boolean }): Promise<Ro
   const schema = `store_bench_${randomBytes(4).toString('hex')}`
   const url = new URL(SERVER)
   url.searchParams.set('schema', schema)
-  const admin = new pg.Client({ connectionString: SERVER })
+  url.searchParams.set('application_name', STORE_NAME)
+  const admin = new pg.Client({ connectionString: SERVER, application_name: FLOOR_NAME })
   try {
     await admin.connect()
   } catch (error) {
@@ -61,6 +67,36 @@ export async function postgresBenchmarks(options: { full: boolean }): Promise<Ro
   }
 }
 
+/**
+ * Timed pairs of B4-pg, after one untimed pair (the subject's first run pays the JIT's
+ * compilation of the append path, which a process pays once). Wall ratios swing on a shared
+ * machine, so as many pairs as B3/B4.
+ */
+const APPEND_PAIRS = 9
+
+/**
+ * The CPU time, in ms, the server spent in the backends serving connections named `name`
+ * (`application_name`), from /proc: undefined unless the server runs on this machine and its
+ * processes can be read. Beside the wall figures, which the machine's noise moves: the floor and
+ * the subject should cost the server about the same.
+ */
+async function serverCpu(admin: pg.Client, name: string): Promise<number | undefined> {
+  const pids = (
+    await admin.query<{ pid: number }>(
+      'SELECT pid FROM pg_stat_activity WHERE application_name = $1',
+      [name],
+    )
+  ).rows.map((row) => row.pid)
+  let ns = 0
+  try {
+    for (const pid of pids)
+      ns += Number(readFileSync(`/proc/${pid}/schedstat`, 'utf8').split(' ')[0])
+  } catch {
+    return undefined
+  }
+  return pids.length > 0 ? ns / 1e6 : undefined
+}
+
 async function append(
   store: SessionStore,
   admin: pg.Client,
@@ -71,44 +107,72 @@ async function append(
   const batches: Append[][] = []
   for (let index = 0; index < events.length; index += 50)
     batches.push(events.slice(index, index + 50))
+  // The same table as the store's events, minus what the store owes beyond the rows: no lease,
+  // no metadata, no notification (decision 0164).
   await admin.query(
     `CREATE TABLE ${schema}.floor_events (session_id text NOT NULL, seq integer NOT NULL, line text NOT NULL, PRIMARY KEY (session_id, seq))`,
   )
-  const sessions = await Promise.all(Array.from({ length: 5 }, () => store.create()))
+  const sessions = await Promise.all(Array.from({ length: APPEND_PAIRS + 1 }, () => store.create()))
   const finished: StoredSession[] = []
   const subjectPoints: number[] = []
   const floorPoints: number[] = []
   const commitPoints: number[] = []
-  let floorRun = 0
+  const subject = async () => {
+    const session = sessions.pop()!
+    for (const batch of batches) {
+      for (const [type, data] of batch) session.append(type, data as never)
+      const start = process.hrtime.bigint()
+      await session.flush()
+      subjectPoints.push(Number(process.hrtime.bigint() - start) / 1e6)
+    }
+    finished.push(session)
+  }
+  const floor = async () => {
+    // A session id as long as the store's (a UUID): the rows and their index entries are the
+    // same size, and so is the WAL the server writes for them.
+    const id = randomUUID()
+    let seq = 0
+    for (const batch of batches) {
+      const start = process.hrtime.bigint()
+      const first = seq
+      const lines = batch.map((item) => envelope(seq++, item))
+      // Lines as one text split on newlines, seqs from the first and each line's place: a
+      // text[] parameter's quotes are escaped by the client and unescaped by the server, and an
+      // integer[] costs a quoted element each (the store sends them the same way).
+      await admin.query(
+        `INSERT INTO ${schema}.floor_events (session_id, seq, line) SELECT $1, $2::integer + n::integer - 1, l FROM unnest(string_to_array($3::text, E'\\n')) WITH ORDINALITY AS t(l, n)`,
+        [id, first, lines.join('\n')],
+      )
+      floorPoints.push(Number(process.hrtime.bigint() - start) / 1e6)
+    }
+  }
+  const cpu = { subject: [] as number[], floor: [] as number[] }
+  const serverNames = { subject: STORE_NAME, floor: FLOOR_NAME }
+  const timed = async (which: 'subject' | 'floor', run: () => Promise<void>) => {
+    ;(globalThis as { gc?: () => void }).gc?.()
+    const server = await serverCpu(admin, serverNames[which])
+    const used = process.cpuUsage()
+    const time = await wall(run)
+    const client = process.cpuUsage(used)
+    const after = await serverCpu(admin, serverNames[which])
+    if (server !== undefined && after !== undefined)
+      cpu[which].push((client.user + client.system) / 1000 + after - server)
+    return time
+  }
+  await subject()
+  await floor()
+  subjectPoints.length = 0
+  floorPoints.length = 0
   const pairs: Pair[] = []
-  for (let run = 0; run < 5; run++) {
-    const subject = await wall(async () => {
-      const session = sessions.pop()!
-      for (const batch of batches) {
-        for (const [type, data] of batch) session.append(type, data as never)
-        const start = process.hrtime.bigint()
-        await session.flush()
-        subjectPoints.push(Number(process.hrtime.bigint() - start) / 1e6)
-      }
-      finished.push(session)
-    })
-    const floor = await wall(async () => {
-      const id = `floor-${floorRun++}`
-      let seq = 0
-      for (const batch of batches) {
-        const seqs = batch.map(() => seq++)
-        const lines = batch.map((item, index) => envelope(seqs[index]!, item))
-        const start = process.hrtime.bigint()
-        // Lines as one text split on newlines: cheaper than a text[] parameter, whose quotes
-        // the client escapes and the server unescapes (the store does the same).
-        await admin.query(
-          `INSERT INTO ${schema}.floor_events (session_id, seq, line) SELECT $1, s, l FROM unnest($2::integer[], string_to_array($3::text, E'\\n')) AS t(s, l)`,
-          [id, seqs, lines.join('\n')],
-        )
-        floorPoints.push(Number(process.hrtime.bigint() - start) / 1e6)
-      }
-    })
-    pairs.push({ subject, floor })
+  for (let run = 0; run < APPEND_PAIRS; run++) {
+    // Alternating which goes first, so neither always follows the other's checkpoint or vacuum.
+    if (run % 2 === 0) {
+      const subjectTime = await timed('subject', subject)
+      pairs.push({ subject: subjectTime, floor: await timed('floor', floor) })
+    } else {
+      const floorTime = await timed('floor', floor)
+      pairs.push({ subject: await timed('subject', subject), floor: floorTime })
+    }
   }
   for (let index = 0; index < 200; index++) {
     const start = process.hrtime.bigint()
@@ -117,24 +181,62 @@ async function append(
     commitPoints.push(Number(process.hrtime.bigint() - start) / 1e6)
   }
   for (const session of finished) await session.close()
-  return [
+  // The same appends into a memory: store: the live session, its checks and the encoding, which
+  // every store owes and the floor does not do. What B4-pg adds over it is the database path.
+  const memory = await openStore('memory:')
+  const inMemory = await Promise.all(
+    Array.from({ length: APPEND_PAIRS + 1 }, () => memory.create()),
+  )
+  const memoryRun = async () => {
+    const session = inMemory.pop()!
+    for (const batch of batches) {
+      for (const [type, data] of batch) session.append(type, data as never)
+      await session.flush()
+    }
+  }
+  await memoryRun()
+  const memoryPairs: Pair[] = []
+  for (let run = 0; run < APPEND_PAIRS; run++)
+    memoryPairs.push({ subject: await wall(memoryRun), floor: await wall(floor) })
+  await memory.close()
+  const rows: Row[] = [
     {
       id: 'B4-pg',
       what: `postgres: append ${events.length.toLocaleString('en')} events, durability point every 50 (wall)`,
       figure: fmt.ms(median(pairs.map((pair) => pair.subject))),
-      floor: `${fmt.ms(median(pairs.map((pair) => pair.floor)))} stringify+batched INSERT (unnest, split lines)+commit`,
+      floor: `${fmt.ms(median(pairs.map((pair) => pair.floor)))} stringify+batched INSERT (split lines, seqs by ordinality)+commit`,
       ratio: fmt.ratio(ratios(pairs)),
       target: '≤ 1.3×',
     },
     {
       id: 'B4-pg',
-      what: 'postgres: durability point latency p50 (wall)',
-      figure: fmt.ms(median(subjectPoints)),
-      floor: `${fmt.ms(median(commitPoints))} bare BEGIN+COMMIT round trip`,
-      ratio: `${(median(subjectPoints) / median(commitPoints)).toFixed(2)}×`,
+      what: '  of which in memory: the same appends into a memory: store (live session, checks, encoding; no I/O)',
+      figure: fmt.ms(median(memoryPairs.map((pair) => pair.subject))),
+      floor: `${fmt.ms(median(memoryPairs.map((pair) => pair.floor)))} (same floor)`,
+      ratio: fmt.ratio(ratios(memoryPairs)),
       target: 'orientation',
     },
   ]
+  if (cpu.subject.length === APPEND_PAIRS && cpu.floor.length === APPEND_PAIRS)
+    rows.push({
+      id: 'B4-pg',
+      what: '  CPU of the same runs: this process + the server backends serving it (local server)',
+      figure: fmt.ms(median(cpu.subject)),
+      floor: `${fmt.ms(median(cpu.floor))} (same floor)`,
+      ratio: fmt.ratio(
+        ratios(cpu.subject.map((subject, index) => ({ subject, floor: cpu.floor[index]! }))),
+      ),
+      target: 'orientation',
+    })
+  rows.push({
+    id: 'B4-pg',
+    what: 'postgres: durability point latency p50 (wall)',
+    figure: fmt.ms(median(subjectPoints)),
+    floor: `${fmt.ms(median(floorPoints))} the floor's INSERT+commit of the same 50 rows (a bare BEGIN+COMMIT, which flushes nothing: ${fmt.ms(median(commitPoints))})`,
+    ratio: `${(median(subjectPoints) / median(floorPoints)).toFixed(2)}×`,
+    target: 'orientation',
+  })
+  return rows
 }
 
 async function listing(store: SessionStore, admin: pg.Client, schema: string): Promise<Row[]> {

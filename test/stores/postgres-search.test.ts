@@ -5,6 +5,7 @@
  */
 import { describe, expect, it } from 'vitest'
 import { openStore, type SessionStore } from '../../src/stores/index.js'
+import { PG_SCHEMA_VERSION } from '../../src/stores/postgres/postgres-schema.js'
 import { turnEnd, turnStart, user } from '../support/log-builder.js'
 import { appendAll } from './support/events.js'
 import { adminQuery, dropSchema, freshSchema, postgresUrl } from './support/postgres.js'
@@ -112,7 +113,7 @@ describe('a version 3 PostgreSQL schema', () => {
       expect(await here.texts()).toBe(2)
       expect(
         (await adminQuery(`SELECT version FROM ${here.schema}.schema_version`)).rows[0].version,
-      ).toBe(4)
+      ).toBe(PG_SCHEMA_VERSION)
     } finally {
       await here.done()
     }

@@ -31,21 +31,27 @@ const PAGE_ROWS = 1000
 export const EVENTS_CHANNEL = 'rudder_events'
 
 /**
- * Appends one batch (docs/spec.md §9.1): $1 session, $2 lease token, $3 seqs, $4 the lines
- * joined by newlines, $5 the last event's time, $6 the event count. Search rows are written
- * by search itself (postgres-search.ts, decision 0068).
+ * Appends one batch (docs/spec.md §9.1): $1 session, $2 lease token, $3 the first event's seq
+ * (the batch's seqs follow on, one per line), $4 the lines joined by newlines, $5 the last
+ * event's time, $6 the event count after it. A piece past the batch's count gets no seq, which
+ * fails the statement (a stored line is JSON and never holds a newline; if one did, nothing of
+ * the batch would be written). It updates the session row, so its row count is 1 if the
+ * lease held (the rows went in and followers were notified) and 0 if not (nothing was written):
+ * no result row to describe and parse. Search rows are written by search itself
+ * (postgres-search.ts, decision 0068).
  */
 const APPEND_STATEMENT = `WITH lease AS (
    UPDATE leases SET heartbeat_at = clock_timestamp() WHERE session_id = $1 AND token = $2 RETURNING 1
  ), ev AS (
    INSERT INTO events (session_id, seq, line)
-   SELECT $1, s, l FROM unnest($3::integer[], string_to_array($4::text, E'\\n')) AS t(s, l)
+   SELECT $1, CASE WHEN n <= $6::integer - $3::integer THEN $3::integer + n::integer - 1 END, l
+   FROM unnest(string_to_array($4::text, E'\\n')) WITH ORDINALITY AS t(l, n)
    WHERE EXISTS (SELECT 1 FROM lease)
- ), meta AS (
-   UPDATE sessions SET updated_at = $5, event_count = $6 WHERE id = $1 AND EXISTS (SELECT 1 FROM lease)
+ ), notified AS (
+   SELECT pg_notify('${EVENTS_CHANNEL}', $1) FROM lease
  )
- SELECT EXISTS (SELECT 1 FROM lease) AS held,
-        CASE WHEN EXISTS (SELECT 1 FROM lease) THEN pg_notify('${EVENTS_CHANNEL}', $1) END AS notified`
+ UPDATE sessions SET updated_at = $5, event_count = $6
+ WHERE id = $1 AND EXISTS (SELECT 1 FROM lease) AND EXISTS (SELECT 1 FROM notified)`
 
 export type PostgresOptions = {
   readonly counters?: StoreCounters | undefined
@@ -368,30 +374,33 @@ export async function createPostgresBackend(
         )
       return {
         async write(events, lines) {
-          const seqs: number[] = new Array(events.length)
+          const first = events[0]!.seq
           let bytes = 0
           for (let index = 0; index < events.length; index++) {
-            seqs[index] = events[index]!.seq
+            // Seqs are sent as the first one and the lines' order: a gap would store wrong seqs.
+            if (events[index]!.seq !== first + index)
+              throw new StoreError(
+                `cannot write ${describe(id)}: the batch's seqs are not consecutive from ${first} (seq ${events[index]!.seq} at position ${index})`,
+              )
             bytes += lines[index]!.length
           }
           const last = events[events.length - 1]!
           // One statement, one commit: the rows go in only while our token holds the lease
           // (the lease row is locked for the statement, so a takeover waits or wins first).
-          // Lines travel as one text split on newlines (a stored line is JSON and never holds
-          // one; if it did, the extra piece would get a null seq and fail the statement): as a
-          // text[] every quote in them was escaped by the client and unescaped by the server,
-          // most of the client's time. Named, so a connection plans it once.
-          let result: pg.QueryResult<{ held: boolean }>
+          // Lines travel as one text split on newlines: as a text[] every quote in them was
+          // escaped by the client and unescaped by the server, most of the client's time; seqs
+          // as an integer[] cost a quoted element each. Named, so a connection plans it once.
+          let result: pg.QueryResult
           try {
-            result = await pool.query<{ held: boolean }>({
+            result = await pool.query({
               name: 'rudder_append',
               text: APPEND_STATEMENT,
-              values: [id, token, seqs, lines.join('\n'), last.time, last.seq + 1],
+              values: [id, token, first, lines.join('\n'), last.time, last.seq + 1],
             })
           } catch (error) {
             throw fail('the batch was not committed', error)
           }
-          if (!result.rows[0]?.held) {
+          if (result.rowCount !== 1) {
             const now = (
               await query<{ host: string; pid: number }>(
                 `cannot write ${describe(id)}`,

@@ -1,7 +1,8 @@
 /**
  * The PostgreSQL schema (docs/spec.md §9.2, decision 0060), versioned in `schema_version` and
  * migrated forward by rudder. Events are the same text lines as JSONL and SQLite (codec.ts), one
- * row per event keyed `(session_id, seq)`; `sessions` holds headers and listing metadata;
+ * row per event keyed `(session_id, seq)` (no foreign key; a trigger deletes a session's events
+ * with it, decision 0164); `sessions` holds headers and listing metadata;
  * `message_text` with a generated `tsvector` serves search, filled by search itself up to each
  * session's `search_indexed_through` (postgres-search.ts); `blobs` holds large payloads;
  * `leases` holds one writer per session with a heartbeat (decision 0061).
@@ -71,6 +72,25 @@ const MIGRATIONS: readonly string[] = [
   `
   ALTER TABLE sessions ADD COLUMN search_indexed_through integer NOT NULL DEFAULT -1;
   UPDATE sessions SET search_indexed_through = event_count - 1;
+  `,
+  // 4 → 5: events keep no foreign key (decision 0164). Its check ran once per inserted row, a
+  // quarter to a third of the server's CPU for an append; a batch is inserted only under the session's
+  // lease row (which references the session), or with its session in one transaction (fork).
+  // Deleting a session deletes its events here, from any rudder: first the lease row is locked,
+  // so a batch in flight under it commits first and is deleted too.
+  `
+  ALTER TABLE events DROP CONSTRAINT IF EXISTS events_session_id_fkey;
+  CREATE OR REPLACE FUNCTION delete_session_events() RETURNS trigger LANGUAGE plpgsql
+    SET search_path FROM CURRENT AS $$
+  BEGIN
+    PERFORM 1 FROM leases WHERE session_id = OLD.id FOR UPDATE;
+    DELETE FROM events WHERE session_id = OLD.id;
+    RETURN OLD;
+  END
+  $$;
+  DROP TRIGGER IF EXISTS sessions_delete_events ON sessions;
+  CREATE TRIGGER sessions_delete_events BEFORE DELETE ON sessions
+    FOR EACH ROW EXECUTE FUNCTION delete_session_events();
   `,
 ]
 
