@@ -44,6 +44,37 @@ async function idleHeap(store: SessionStore, id: string): Promise<number> {
   return held
 }
 
+/**
+ * Heap retained by one open session after a turn, idle, before and after it releases its
+ * history (what the agent does after `releaseHistoryAfterMs` idle, decision 0166), in bytes.
+ */
+async function heapAfterTurn(
+  store: SessionStore,
+  id: string,
+): Promise<{ held: number; released: number }> {
+  gc()
+  gc()
+  const before = process.memoryUsage().heapUsed
+  const session = await store.open(id)
+  const provider = scriptedProvider([{ text: 'done' }])
+  const agent = createAgent({ session, provider })
+  await agent.send('one more question').result
+  await agent.idle()
+  // The scripted provider keeps every request (and its transcript) for tests to read; a
+  // provider that talks to a model keeps none.
+  ;(provider.requests as unknown[]).length = 0
+  gc()
+  gc()
+  const held = process.memoryUsage().heapUsed - before
+  if (!(await session.releaseHistory())) throw new Error('bench: the session did not release')
+  gc()
+  gc()
+  const released = process.memoryUsage().heapUsed - before
+  await agent.dispose()
+  await session.close()
+  return { held, released }
+}
+
 export async function resumeBenchmarks(options: { full: boolean }): Promise<Row[]> {
   const directory = mkdtempSync(join(tmpdir(), 'rudder-bench-resume-'))
   const sizes = options.full ? [100 * MiB, 1024 * MiB] : [100 * MiB]
@@ -79,6 +110,20 @@ export async function resumeBenchmarks(options: { full: boolean }): Promise<Row[
           figure: `${(held / 1024).toFixed(0)} KB`,
           floor: '256 KB target',
           ratio: `${(held / (256 * 1024)).toFixed(1)}×`,
+          target: '≤ 256 KB',
+        })
+        const afterTurn = [
+          await heapAfterTurn(store, large),
+          await heapAfterTurn(store, large),
+          await heapAfterTurn(store, large),
+        ]
+        const released = median(afterTurn.map((sample) => sample.released))
+        rows.push({
+          id: 'B9',
+          what: `${kind}: same, after a turn, once idle it released its history`,
+          figure: `${(released / 1024).toFixed(0)} KB`,
+          floor: `${(median(afterTurn.map((sample) => sample.held)) / MiB).toFixed(1)} MB held before`,
+          ratio: `${(released / (256 * 1024)).toFixed(1)}×`,
           target: '≤ 256 KB',
         })
       }
