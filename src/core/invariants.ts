@@ -45,14 +45,35 @@ export interface LogChecker {
 
 /**
  * What a checker knows after the events before `nextSeq`: the fold of the log's structure and
- * which seqs a compaction may keep from (`boundaries[seq] === 1`). A store keeps it in a
- * projection checkpoint so that opening a long log need not re-check the events it covers.
+ * which seqs a compaction may keep from (`isBoundary`). A store keeps it in a projection
+ * checkpoint so that opening a long log need not re-check the events it covers.
  */
 export type LogCheckerState = {
   readonly nextSeq: number
   readonly fold: LogState
-  /** One byte per seq before `nextSeq`: 1 where a compaction's firstKeptSeq may point. */
+  /**
+   * One bit per seq before `nextSeq` (bit `seq & 7` of byte `seq >> 3`): set where a
+   * compaction's firstKeptSeq may point. Bits, not bytes: every open session and follower
+   * holds it, a byte per event was 110 KB for a 100 MB log (decision 0166).
+   */
   readonly boundaries: Uint8Array
+}
+
+/** Whether `seq` is marked in `boundaries` (`LogCheckerState`). */
+export function isBoundary(boundaries: Uint8Array, seq: number): boolean {
+  return ((boundaries[seq >> 3] ?? 0) & (1 << (seq & 7))) !== 0
+}
+
+/**
+ * A copy of the boundaries of the seqs before `count`, in `(count + 7) >> 3` bytes, the bits of
+ * later seqs cleared (none marked when `boundaries` is undefined).
+ */
+export function boundariesBefore(boundaries: Uint8Array | undefined, count: number): Uint8Array {
+  const bytes = (count + 7) >> 3
+  const copy = new Uint8Array(bytes)
+  if (boundaries) copy.set(boundaries.subarray(0, bytes))
+  if (count & 7) copy[bytes - 1]! &= (1 << (count & 7)) - 1
+  return copy
 }
 
 /** Runs every invariant over a whole log. Returns no problems when the log is valid. */
@@ -80,17 +101,19 @@ export function createLogChecker(
   let nextSeq = from?.nextSeq ?? 0
   // The turn/step/call structure, read through the one fold of the log (log-fold.ts).
   let state: LogState = from?.fold ?? EMPTY_LOG_STATE
-  // Seqs that may be a compaction's firstKeptSeq (docs/spec.md §10), one byte per event.
-  let boundaries = new Uint8Array(Math.max(1024, nextSeq * 2))
-  if (from) boundaries.set(from.boundaries.subarray(0, nextSeq))
+  // Seqs that may be a compaction's firstKeptSeq (docs/spec.md §10), one bit per event. From a
+  // checkpoint, room for 8k more events: a resumed session that is never used holds no more.
+  let boundaries = new Uint8Array(((nextSeq + 7) >> 3) + 1024)
+  if (from) boundaries.set(boundariesBefore(from.boundaries, nextSeq))
 
   function markBoundary(seq: number): void {
-    if (seq >= boundaries.length) {
-      const grown = new Uint8Array(Math.max(boundaries.length * 2, seq + 1))
+    const byte = seq >> 3
+    if (byte >= boundaries.length) {
+      const grown = new Uint8Array(Math.max(boundaries.length * 2, byte + 1))
       grown.set(boundaries)
       boundaries = grown
     }
-    boundaries[seq] = 1
+    boundaries[byte]! |= 1 << (seq & 7)
   }
 
   // Created once per checker, not per event: the checks below run on every append.
@@ -285,7 +308,7 @@ export function createLogChecker(
             'compaction',
             `firstKeptSeq ${kept} must be a seq between 0 and the compaction's own seq ${seq}`,
           )
-        else if (kept < seq && boundaries[kept] !== 1)
+        else if (kept < seq && !isBoundary(boundaries, kept))
           fail(
             'compaction',
             `firstKeptSeq ${kept} must be the seq of a turn/start, a step/start, or a user or steering message outside a step, so no assistant message is cut from its tool results`,
@@ -369,7 +392,7 @@ export function createLogChecker(
     },
     snapshot() {
       // The fold is immutable (log-fold.ts), so it is shared; the boundaries are copied.
-      return { nextSeq, fold: state, boundaries: boundaries.slice(0, nextSeq) }
+      return { nextSeq, fold: state, boundaries: boundariesBefore(boundaries, nextSeq) }
     },
   }
 }

@@ -7,14 +7,15 @@
  * one is ignored (the log is checked in full, as without one, and a new one is written).
  */
 import { crc32 } from 'node:zlib'
-import type {
-  JsonValue,
-  LogCheckerState,
-  LogState,
-  OpenStep,
-  OpenTurn,
-  ProjectionState,
-  ToolCallBlock,
+import {
+  boundariesBefore,
+  type JsonValue,
+  type LogCheckerState,
+  type LogState,
+  type OpenStep,
+  type OpenTurn,
+  type ProjectionState,
+  type ToolCallBlock,
 } from '../core/index.js'
 import { type ChecksumForm, type RecordBatch, storedBytesOf } from './backend.js'
 
@@ -132,7 +133,7 @@ export function encodeCheckpoint(checkpoint: Checkpoint): string {
             started: [...fold.step.started],
           }
         : null,
-      boundaries: packBits(checkpoint.checker.boundaries),
+      boundaries: packBits(checkpoint.checker.boundaries, checkpoint.checker.nextSeq),
     },
     projection: checkpoint.projection,
   })
@@ -233,17 +234,15 @@ function isCount(value: unknown): value is number {
 }
 
 /** One bit per seq, base64: a 100k-event log's boundaries take 17 KB. */
-function packBits(bytes: Uint8Array): string {
-  const bits = Buffer.alloc(Math.ceil(bytes.length / 8))
-  for (let index = 0; index < bytes.length; index++)
-    if (bytes[index] === 1) bits[index >> 3]! |= 1 << (index & 7)
-  return bits.toString('base64')
+/** The boundary bits of the seqs before `count`, as base64 (the in-memory layout, 0166). */
+function packBits(boundaries: Uint8Array, count: number): string {
+  return Buffer.from(boundariesBefore(boundaries, count)).toString('base64')
 }
 
 function unpackBits(text: string, count: number): Uint8Array | undefined {
   const bits = Buffer.from(text, 'base64')
-  if (bits.length !== Math.ceil(count / 8)) return undefined
-  const bytes = new Uint8Array(count)
-  for (let index = 0; index < count; index++) bytes[index] = (bits[index >> 3]! >> (index & 7)) & 1
-  return bytes
+  if (bits.length !== (count + 7) >> 3) return undefined
+  // A bit past `count` would let a later event stand as a boundary it is not.
+  if (count & 7 && bits[bits.length - 1]! >> (count & 7) !== 0) return undefined
+  return new Uint8Array(bits)
 }

@@ -6,6 +6,7 @@
 import { randomUUID } from 'node:crypto'
 import {
   applyCrashRepair,
+  boundariesBefore,
   crashRepairOfState,
   createLogChecker,
   FORMAT_VERSION,
@@ -712,7 +713,7 @@ export function createSessionStore(backend: Backend, options: StoreOptions = {})
     const checker: LogCheckerState = {
       nextSeq: end + 1,
       fold: { lastTurn: scan.lastTurn, openTurn: undefined, step: undefined },
-      boundaries: (boundaries ?? new Uint8Array(end + 1)).slice(0, end + 1),
+      boundaries: boundariesBefore(boundaries, end + 1),
     }
     return {
       throughSeq: end,

@@ -1,5 +1,6 @@
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
+import { boundariesBefore, createLogChecker, isBoundary } from '../../src/core/index.js'
 import { checkLog, type LogRule, type SessionEvent } from '../../src/index.js'
 import { validLog, validLogWithTurn } from '../support/arbitraries.js'
 import {
@@ -79,6 +80,48 @@ describe('checkLog accepts valid logs', () => {
       }),
       { numRuns: 300 },
     )
+  })
+})
+
+describe('a checker continued from its snapshot', () => {
+  const options = { allowOpenTurn: true }
+
+  it('judges every later event and compaction as the checker that read the whole log (property)', () => {
+    fc.assert(
+      fc.property(validLog(), fc.nat(), (log, pick) => {
+        const cut = pick % (log.length + 1)
+        const whole = createLogChecker(options)
+        for (const event of log.slice(0, cut)) whole.record(event)
+        const snapshot = whole.snapshot()
+        // One bit per seq before the cut, none past it.
+        expect(snapshot.boundaries.length).toBe((cut + 7) >> 3)
+        for (let seq = cut; seq < snapshot.boundaries.length * 8; seq++)
+          expect(isBoundary(snapshot.boundaries, seq)).toBe(false)
+        const continued = createLogChecker(options, snapshot)
+        for (const event of log.slice(cut)) {
+          expect(continued.check(event)).toEqual(whole.check(event))
+          whole.record(event)
+          continued.record(event)
+        }
+        // A compaction keeping from any seq is judged alike: the boundaries carried over.
+        if (whole.openTurn === undefined)
+          for (let kept = 0; kept < log.length; kept++) {
+            const [type, data] = compaction(kept)
+            const event = { seq: log.length, time: 0, type, data } as SessionEvent
+            expect(continued.check(event)).toEqual(whole.check(event))
+          }
+      }),
+      { numRuns: 200 },
+    )
+  })
+
+  it('copies the boundaries before a count with the later bits cleared', () => {
+    const all = new Uint8Array([0xff, 0xff])
+    expect([...boundariesBefore(all, 11)]).toEqual([0xff, 0b111])
+    expect([...boundariesBefore(all, 8)]).toEqual([0xff])
+    expect([...boundariesBefore(undefined, 3)]).toEqual([0])
+    expect(isBoundary(all, 10)).toBe(true)
+    expect(isBoundary(boundariesBefore(all, 10), 10)).toBe(false)
   })
 })
 

@@ -518,6 +518,33 @@ describe.each(['jsonl', 'sqlite', 'postgres'] as const)(
   },
 )
 
+describe('the boundaries a checkpoint carries', () => {
+  it('round-trip as one bit per seq, and a bit past its seq refuses the checkpoint', async () => {
+    const { backend, store } = await setup('jsonl')
+    const session = await store.create()
+    appendAll(session, [turnStart(1), user('one'), user('two'), turnEnd(1), user('three')])
+    await session.close()
+    const text = (await backend.readCheckpoint!(session.header.id))!
+    const checkpoint = parseCheckpoint(text)!
+    const { nextSeq, boundaries } = checkpoint.checker
+    expect(nextSeq).toBe(5)
+    expect(boundaries.length).toBe(1)
+    expect(parseCheckpoint(encodeCheckpoint(checkpoint))!.checker.boundaries).toEqual(boundaries)
+    // The same checkpoint with seq 6 marked (its CRC made right): a later event could keep
+    // a compaction from a seq that was never a boundary.
+    const stored = Buffer.from(boundaries).toString('base64')
+    const body = text.slice(text.indexOf('"body":') + 7, -1)
+    const withBits = (bits: string) => {
+      const changed = body.replace(`"boundaries":"${stored}"`, `"boundaries":"${bits}"`)
+      return `{"version":${CHECKPOINT_VERSION},"crc":${crc32(changed)},"body":${changed}}`
+    }
+    expect(parseCheckpoint(withBits(stored))).toEqual(checkpoint)
+    const marked = Buffer.from([boundaries[0]! | (1 << 6)]).toString('base64')
+    expect(withBits(marked)).toContain(marked)
+    expect(parseCheckpoint(withBits(marked))).toBeUndefined()
+  })
+})
+
 describe('the JSONL checksum (decision 0162)', () => {
   /**
    * Each byte of the covered part of the file (every event line and its newline) changed in
