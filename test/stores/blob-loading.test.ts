@@ -17,6 +17,7 @@ import Database from 'better-sqlite3'
 import { afterEach, describe, expect, it } from 'vitest'
 import { LogCorruptError, project, type SessionEvent } from '../../src/core/index.js'
 import type { Backend } from '../../src/stores/backend.js'
+import { createBlobStore } from '../../src/stores/blob-store.js'
 import { type Checkpoint, parseCheckpoint } from '../../src/stores/checkpoint.js'
 import { encodeEvents } from '../../src/stores/codec.js'
 import type { SessionStore, StoreOptions } from '../../src/stores/index.js'
@@ -274,5 +275,33 @@ describe.each(FILE_STORE_KINDS)('blobs read ahead in the %s store', (kind) => {
     const reopened = await store.open(id)
     await expect(reopened.loadProjection()).rejects.toMatchObject(expected)
     await reopened.close()
+  })
+})
+
+describe('the blob store read', () => {
+  it('reads many blobs asked for at once, each to its own content, failing only the bad ones', async () => {
+    const blobs = createBlobStore(join(tempDirectory(), 'blobs'), undefined)
+    const contents = Array.from({ length: 40 }, (_, index) =>
+      payload(`blob ${index}`, 70 * KiB, index % 2 === 0),
+    )
+    const addresses = await Promise.all(contents.map((content) => blobs.put(content)))
+    const missing = { sha256: 'f'.repeat(64), bytes: 10 }
+    const wrongSize = { ...addresses[7]!, bytes: addresses[7]!.bytes + 1 }
+    const reads = await Promise.allSettled([
+      ...addresses.map((address, index) => blobs.get(address, `at ${index}`)),
+      blobs.get(missing, 'at missing'),
+      blobs.get(wrongSize, 'at wrong size'),
+    ])
+    expect(reads.slice(0, 40)).toEqual(contents.map((value) => ({ status: 'fulfilled', value })))
+    const [gone, short] = reads.slice(40).map((read) => (read as PromiseRejectedResult).reason)
+    expect(gone).toBeInstanceOf(LogCorruptError)
+    expect(gone).toMatchObject({ location: 'at missing' })
+    expect(gone.message).toMatch(/cannot be read/)
+    expect(short).toMatchObject({ location: 'at wrong size' })
+    expect(short.message).toMatch(
+      new RegExp(
+        `has ${addresses[7]!.bytes} bytes but the event expects ${addresses[7]!.bytes + 1}`,
+      ),
+    )
   })
 })
