@@ -238,15 +238,15 @@ type DecodedAhead = {
 
 /**
  * Decodes the line records of `batch` from index `from` on, in order, at most `most` of them,
- * with `decode` (which
- * returns undefined or throws for a record that fails; decoding stops there), and starts
- * reading the blobs of each decoded line that refers to some (`resolve`, which may decline). The reads, in the
- * thread pool, run beside each other and beside the decoding of the rest of the batch instead
- * of one after the other between records (bench B13). The loader then walks the batch in order
- * as before and awaits each record's read where it read it before, so events are taken in, and
- * the first problem is reported, exactly in log order: a record's blob that cannot be read is
- * reported at that record even if a later one failed to decode. A read the walk never reaches
- * (it stopped at an earlier problem) finishes unobserved.
+ * with `decode` (which returns undefined or throws for a record that fails; decoding stops
+ * there), and starts reading the blobs of each decoded line that refers to some (`resolve`,
+ * which may decline). The reads, in the thread pool, run beside each other and beside the
+ * decoding of the rest of the batch instead of one after another between records (B13). The
+ * loader then walks the batch in order as before and awaits each record's read where it read
+ * it before, so events are taken in, and the first problem is reported, exactly in log order:
+ * a record's blob that cannot be read is reported at that record even if a later one failed
+ * to decode. A read the walk never reaches (it stopped at an earlier problem) finishes
+ * unobserved.
  */
 function decodeAhead(
   batch: RecordBatch,
