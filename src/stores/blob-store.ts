@@ -7,7 +7,7 @@
  * reusing a blob is never left pointing at a removed file (docs/decisions/0134).
  */
 import { createHash, randomUUID } from 'node:crypto'
-import { mkdir, open, readdir, readFile, rename, stat, unlink, utimes } from 'node:fs/promises'
+import { mkdir, open, readdir, rename, stat, unlink, utimes } from 'node:fs/promises'
 import { join } from 'node:path'
 import { LogCorruptError, StoreError } from '../core/index.js'
 import { syncDirectory } from './fs-sync.js'
@@ -32,6 +32,7 @@ export interface BlobStore {
 /** Opens (creating lazily) the blob directory `root`. */
 export function createBlobStore(root: string, counters: StoreCounters | undefined): BlobStore {
   const pathOf = (sha256: string) => join(root, sha256.slice(0, 2), sha256)
+  const reading = createLimit(READS_IN_FLIGHT)
 
   async function exists(path: string, bytes: number): Promise<boolean> {
     try {
@@ -129,20 +130,77 @@ export function createBlobStore(root: string, counters: StoreCounters | undefine
       const path = pathOf(address.sha256)
       let buffer: Buffer
       try {
-        buffer = await readFile(path)
+        buffer = await reading(() => readExactly(path, address.bytes))
       } catch (error) {
+        if (error instanceof WrongSize)
+          throw new LogCorruptError(
+            location,
+            `the large payload ${path} has ${error.size} bytes but the event expects ${address.bytes}; restore the file, or run \`rudder sessions repair\` to salvage the events before it`,
+          )
         throw new LogCorruptError(
           location,
           `the event refers to the large payload ${path}, which cannot be read (${String(error)}); restore the file, or run \`rudder sessions repair\` to salvage the events before it`,
           { cause: error },
         )
       }
-      if (buffer.length !== address.bytes)
-        throw new LogCorruptError(
-          location,
-          `the large payload ${path} has ${buffer.length} bytes but the event expects ${address.bytes}; restore the file, or run \`rudder sessions repair\` to salvage the events before it`,
-        )
       return buffer.toString('utf8')
     },
+  }
+}
+
+/**
+ * Blob reads in flight at once, per store. A loader starts the reads of a batch's blobs
+ * together (log-loader.ts), and an event may refer to thousands: each read holds a file
+ * descriptor until it is done, and more than the thread pool's four run no faster.
+ */
+const READS_IN_FLIGHT = 8
+
+/** Runs the tasks given to it at most `most` at a time, the others in the order given. */
+function createLimit(most: number): <T>(task: () => Promise<T>) => Promise<T> {
+  let running = 0
+  const waiting: (() => void)[] = []
+  return async (task) => {
+    // A slot freed by a finished task is handed to the first waiting one, `running` unchanged.
+    if (running < most) running++
+    else await new Promise<void>((resolve) => waiting.push(resolve))
+    try {
+      return await task()
+    } finally {
+      const next = waiting.shift()
+      if (next) next()
+      else running--
+    }
+  }
+}
+
+/** A blob whose file is not the size its reference gives. */
+class WrongSize extends Error {
+  constructor(readonly size: number) {
+    super(`${size} bytes`)
+  }
+}
+
+/**
+ * The bytes of `path`, which must be `bytes` long (else `WrongSize`). The size is known from
+ * the reference, so one buffer of that size is filled, by one read as a rule, instead of by
+ * `readFile`'s reads of 512 KiB, each a trip through the thread pool. A blob is never changed
+ * in place (a put renames a new file over it), so the size `fstat` gives is that of what the
+ * handle reads; a read that ends short all the same is reported with the size it found.
+ */
+async function readExactly(path: string, bytes: number): Promise<Buffer> {
+  const handle = await open(path, 'r')
+  try {
+    const { size } = await handle.stat()
+    if (size !== bytes) throw new WrongSize(size)
+    const buffer = Buffer.allocUnsafe(bytes)
+    let filled = 0
+    while (filled < bytes) {
+      const { bytesRead } = await handle.read(buffer, filled, bytes - filled, filled)
+      if (bytesRead === 0) throw new WrongSize(filled)
+      filled += bytesRead
+    }
+    return buffer
+  } finally {
+    await handle.close()
   }
 }

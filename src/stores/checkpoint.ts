@@ -67,7 +67,8 @@ const NEWLINE = Buffer.from('\n')
  * Continues a running checksum (start from 0) over the line records `[from, to)` of a batch,
  * in the backend's form (docs/log-format.md). In the `bytes` form a batch that carries its
  * bytes is summed in one call: a call per record costs about as much as the CRC of a 1 KB line
- * itself. Without them each text is summed with a `\n` (its bytes, if they were UTF-8).
+ * itself. Without them each text is summed with a `\n` (its bytes, if they were UTF-8), a
+ * stretch of records per call.
  */
 export function checksumOfRecords(
   form: ChecksumForm,
@@ -83,15 +84,38 @@ export function checksumOfRecords(
     const end = batch[to - 1]!.position
     return crc32(stored.bytes.subarray(start - stored.start, end - stored.start), previous)
   }
+  // The texts are encoded into a scratch buffer and summed a stretch at a time: CRC-32 chains,
+  // and the CRC of a string is that of its UTF-8 bytes, which `write` gives alike.
+  const newline = form === 'bytes' ? 1 : 0
   let checksum = previous
+  let filled = 0
   for (let index = from; index < to; index++) {
     const record = batch[index]!
     if (record.kind !== 'line') continue
-    checksum = crc32(record.text, checksum)
-    if (form === 'bytes') checksum = crc32(NEWLINE, checksum)
+    const text = record.text
+    // At most 3 UTF-8 bytes per UTF-16 code unit.
+    const most = text.length * 3 + newline
+    if (filled + most > SCRATCH.length) {
+      checksum = crc32(SCRATCH.subarray(0, filled), checksum)
+      filled = 0
+      if (most > SCRATCH.length) {
+        checksum = crc32(text, checksum)
+        if (newline) checksum = crc32(NEWLINE, checksum)
+        continue
+      }
+    }
+    filled += SCRATCH.write(text, filled, 'utf8')
+    if (newline) SCRATCH[filled++] = 0x0a
   }
-  return checksum
+  return filled === 0 ? checksum : crc32(SCRATCH.subarray(0, filled), checksum)
 }
+
+/**
+ * Where `checksumOfRecords` encodes record texts to sum them: one CRC call per 64 KiB instead
+ * of one per record, each converting its string to UTF-8 first (for rows of ~1 KB a third
+ * less time). Shared by every call: summing is synchronous.
+ */
+const SCRATCH = Buffer.allocUnsafe(64 * 1024)
 
 /** Continues a running checksum over stored lines as written, in order (an append batch). */
 export function checksumOfLines(

@@ -159,8 +159,16 @@ export async function resolveBlobs(
       location,
       `the event refers to blobs, but this store keeps none; ${hint}`,
     )
-  for (const reference of line.blobs) {
-    const text = await blobs.get(reference, location)
+  // Every read is started at once; each is then put in place in order, so the first reference
+  // that cannot be read or placed is the one reported, as when they were read one by one.
+  const reads = line.blobs.map((reference) => blobs.get(reference, location))
+  for (const read of reads)
+    read.catch(() => {
+      // Reported below, in order, unless an earlier reference fails first.
+    })
+  for (let index = 0; index < reads.length; index++) {
+    const reference = line.blobs[index]!
+    const text = await reads[index]!
     let content: unknown = text
     if (reference.json) {
       try {

@@ -131,6 +131,21 @@ export async function loadEvents(
       // The checksum is summed a stretch of the batch at a time (one call, not one per record):
       // records before `summed` are in it.
       let summed = 0
+      // The batch decoded ahead, its blobs being read; then walked in order as if decoded here.
+      let coveredSeq = isCovered ? events.length : -1
+      const ahead = decodeAhead(
+        batch,
+        0,
+        throughSeq + 1 - events.length,
+        (text) => {
+          if (coveredSeq < 0) return decode(text)
+          const line = coveredLine(text, coveredSeq)
+          coveredSeq =
+            line === undefined || line.seq === checkpoint!.throughSeq ? -1 : coveredSeq + 1
+          return line
+        },
+        (line, record) => resolveBlobs(line, backend.blobs, backend.locate(id, record.where), hint),
+      )
       for (let index = 0; index < batch.length; index++) {
         const record = batch[index]!
         if (record.kind === 'torn') {
@@ -140,10 +155,10 @@ export async function loadEvents(
         }
         characters += record.text.length
         if (isCovered) {
-          const line = coveredLine(record.text, events.length)
+          const line = ahead.lines[index]
           if (!line) return withoutCheckpoint()
-          if (line.blobs)
-            await resolveBlobs(line, backend.blobs, backend.locate(id, record.where), hint)
+          const read = ahead.reads?.[index]
+          if (read) await read
           events.push(deepFreeze(line as SessionEvent))
           positions.push(record.position)
           if (line.seq === checkpoint!.throughSeq) {
@@ -161,7 +176,7 @@ export async function loadEvents(
           continue
         }
         try {
-          const event = checkedEvent(backend, id, record, decode, check, hint)
+          const event = checkedEvent(ahead, index, check)
           events.push(event instanceof Promise ? await event : event)
           positions.push(record.position)
         } catch (caught) {
@@ -192,26 +207,81 @@ export async function loadEvents(
 }
 
 /**
- * A stored record decoded, its blobs put back and checked (`check`), frozen. Frozen here, in
- * batches between event-loop turns, so opening a live session over these events finds them
- * frozen already and does no deep walk of its own. Throws what decoding and checking throw.
- * Synchronous unless the record refers to blobs: an `await` per record cost a promise and a
- * microtask turn per event (bench B2).
+ * Record `index` of a batch decoded ahead, its blobs put back and checked (`check`), frozen.
+ * Frozen here, in batches between event-loop turns, so opening a live session over these
+ * events finds them frozen already and does no deep walk of its own. Throws what decoding
+ * and checking throw, and what reading its blobs threw. Synchronous unless the record refers
+ * to blobs: an `await` per record cost a promise and a microtask turn per event (bench B2).
  */
 function checkedEvent(
-  backend: Backend,
-  id: string,
-  record: { readonly text: string; readonly where: number },
-  decode: (text: string) => DecodedLine,
+  ahead: DecodedAhead,
+  index: number,
   check: ReturnType<typeof createEventCheck>,
-  hint: string,
 ): SessionEvent | Promise<SessionEvent> {
-  const line = decode(record.text)
-  if (!line.blobs) return deepFreeze(check.accept(line))
-  return resolveBlobs(line, backend.blobs, backend.locate(id, record.where), hint).then(() =>
-    deepFreeze(check.accept(line)),
-  )
+  const line = ahead.lines[index]
+  if (!line) throw ahead.problem
+  const read = ahead.reads?.[index]
+  if (!read) return deepFreeze(check.accept(line))
+  return read.then(() => deepFreeze(check.accept(line)))
 }
+
+/**
+ * A batch's line records decoded ahead of the walk that takes them in (`decodeAhead`):
+ * `lines[i]` is record `i` decoded, up to the first that failed (undefined; `problem` is what
+ * decoding it threw, if it threw); `reads[i]` the read of record `i`'s blobs, where it has some.
+ */
+type DecodedAhead = {
+  readonly lines: (DecodedLine | undefined)[]
+  problem?: unknown
+  reads?: (Promise<void> | undefined)[]
+}
+
+/**
+ * Decodes the line records of `batch` from index `from` on, in order, at most `most` of them,
+ * with `decode` (which returns undefined or throws for a record that fails; decoding stops
+ * there), and starts reading the blobs of each decoded line that refers to some (`resolve`,
+ * which may decline). The reads, in the thread pool, run beside each other and beside the
+ * decoding of the rest of the batch instead of one after another between records (B13). The
+ * loader then walks the batch in order as before and awaits each record's read where it read
+ * it before, so events are taken in, and the first problem is reported, exactly in log order:
+ * a record's blob that cannot be read is reported at that record even if a later one failed
+ * to decode. A read the walk never reaches (it stopped at an earlier problem) finishes
+ * unobserved.
+ */
+function decodeAhead(
+  batch: RecordBatch,
+  from: number,
+  most: number,
+  decode: (text: string) => DecodedLine | undefined,
+  resolve: (line: DecodedLine, record: LineRecord) => Promise<void> | undefined,
+): DecodedAhead {
+  const ahead: DecodedAhead = { lines: new Array(batch.length) }
+  let decoded = 0
+  for (let index = from; index < batch.length && decoded < most; index++) {
+    const record = batch[index]!
+    if (record.kind !== 'line') continue
+    let line: DecodedLine | undefined
+    try {
+      line = decode(record.text)
+    } catch (error) {
+      ahead.problem = error
+      return ahead
+    }
+    if (!line) return ahead
+    ahead.lines[index] = line
+    decoded++
+    const read = line.blobs && resolve(line, record)
+    if (!read) continue
+    read.catch(() => {
+      // Observed by the walk when it reaches this record; if it stops before, nobody asks.
+    })
+    ahead.reads ??= []
+    ahead.reads[index] = read
+  }
+  return ahead
+}
+
+type LineRecord = Extract<RecordBatch[number], { kind: 'line' }>
 
 /**
  * A record the checkpoint covers, parsed as far as telling that it is the event expected at
@@ -302,7 +372,16 @@ export async function loadTail(
     })) {
       /** The first record of the batch after the checkpoint's own. */
       let after = 0
-      for (const record of batch) {
+      // Decoded ahead, its blobs being read, but the checkpoint's own record (read below).
+      const ahead = decodeAhead(
+        batch,
+        isFirst ? 1 : 0,
+        Number.POSITIVE_INFINITY,
+        decodeLine,
+        (line, record) => resolveBlobs(line, backend.blobs, backend.locate(id, record.where), hint),
+      )
+      for (let index = 0; index < batch.length; index++) {
+        const record = batch[index]!
         if (record.kind === 'torn') {
           if (isFirst) return undefined
           tornTail = { location: record.location, bytes: record.bytes, position: record.position }
@@ -319,7 +398,7 @@ export async function loadTail(
         }
         characters += record.text.length
         try {
-          const event = checkedEvent(backend, id, record, decodeLine, check, hint)
+          const event = checkedEvent(ahead, index, check)
           events.push(event instanceof Promise ? await event : event)
           positions.push(record.position)
         } catch (caught) {
@@ -368,13 +447,29 @@ export async function* readCovered(
   for await (const batch of backend.records(id, { fromSeq, throughSeq: range.throughSeq })) {
     range.signal?.throwIfAborted()
     const events: SessionEvent[] = []
+    // Records no checksum vouches for are checked as a load checks them (but the invariants,
+    // which the checker's state at open already stands for). Decoded ahead, the blobs of those
+    // in the range being read; locations are built only when needed: a path per record is a
+    // tenth of a large read's time.
+    let aheadSeq = seq
+    const ahead = decodeAhead(
+      batch,
+      0,
+      Number.POSITIVE_INFINITY,
+      (text) => {
+        const line = verify ? coveredLine(text, aheadSeq) : checkedLine(text, aheadSeq)
+        aheadSeq++
+        return line
+      },
+      (line, record) =>
+        line.seq < range.fromSeq
+          ? undefined
+          : resolveBlobs(line, backend.blobs, backend.locate(id, record.where), hint),
+    )
     for (let index = 0; index < batch.length; index++) {
       const record = batch[index]!
       if (record.kind === 'torn') throw mismatch('its last record is cut short', record.location)
-      // Records no checksum vouches for are checked as a load checks them (but the
-      // invariants, which the checker's state at open already stands for). Locations are
-      // built only when needed: a path per record is a tenth of a large read's time.
-      const line = verify ? coveredLine(record.text, seq) : checkedLine(record.text, seq)
+      const line = ahead.lines[index]
       if (!line)
         throw mismatch(
           `the record of seq ${seq} is not what was written`,
@@ -390,8 +485,8 @@ export async function* readCovered(
       }
       seq++
       if (line.seq < range.fromSeq) continue
-      if (line.blobs)
-        await resolveBlobs(line, backend.blobs, backend.locate(id, record.where), hint)
+      const read = ahead.reads?.[index]
+      if (read) await read
       events.push(deepFreeze(line as SessionEvent))
     }
     // A batch wholly before the checkpoint's seq is summed in one call.
