@@ -121,10 +121,10 @@ export async function runStep(
       message: failure.message,
     })
   }
-  const calls = recordResponse(context, assembler, onText)
+  const { calls, logged } = recordResponse(context, assembler, onText)
   if (assembler.stopReason === 'max-tokens') return stepEnd(context, turn, step, MAX_TOKENS)
   if (calls.length === 0) return stepEnd(context, turn, step, COMPLETED)
-  const batch = await runToolBatch(context, turn, step, calls)
+  const batch = await runToolBatch(context, turn, step, calls, logged)
   if (batch.isCanceled) return stepEnd(context, turn, step, CANCELED)
   return stepEnd(context, turn, step, batch.concludesTurn ? COMPLETED : NEXT)
 }
@@ -185,6 +185,15 @@ function recordPartial(
 }
 
 /**
+ * The calls of a logged response: `calls` as the provider made them (the tools and hooks get
+ * these objects), `logged` the same calls as the assistant message's blocks hold them (frozen
+ * copies of the arguments: the `tool/call` events take these over, decision 0079).
+ */
+type RecordedCalls = { readonly calls: ToolCallBlock[]; readonly logged: ToolCallBlock[] }
+
+const NO_CALLS: RecordedCalls = Object.freeze({ calls: [], logged: [] })
+
+/**
  * Logs the complete response and returns its calls; on max-tokens its calls may be cut off, so
  * they are dropped.
  */
@@ -192,21 +201,10 @@ function recordResponse(
   context: StepContext,
   assembler: ResponseAssembler,
   onText: (text: string) => void,
-): ToolCallBlock[] {
+): RecordedCalls {
   const stopReason = assembler.stopReason ?? 'stop'
   let content = assembler.content()
   if (stopReason === 'max-tokens') content = content.filter((block) => block.type !== 'tool-call')
-  // Built here for the log and handed over: frozen in place, not copied (decision 0077). What
-  // came from the provider is copied: the calls' arguments (the tools get the provider's
-  // objects, as before) and the usage.
-  appendOwned(context.session, 'assistant/message', {
-    id: newMessageId(),
-    content: loggedContent(content),
-    provider: context.provider.id,
-    model: context.model,
-    stopReason,
-    usage: toFrozenJson(assembler.usage, APPEND_ASSISTANT, 'data.usage') as Usage,
-  })
   // Counted first so that a response without text or calls makes no array for them.
   let texts = 0
   let callCount = 0
@@ -214,14 +212,24 @@ function recordResponse(
     if (block.type === 'text') texts++
     else if (block.type === 'tool-call') callCount++
   }
+  const recorded: RecordedCalls =
+    callCount === 0 ? NO_CALLS : { calls: new Array(callCount), logged: new Array(callCount) }
+  // Built here for the log and handed over: frozen in place, not copied (decision 0077). What
+  // came from the provider is copied: the calls' arguments (the tools get the provider's
+  // objects, as before) and the usage.
+  appendOwned(context.session, 'assistant/message', {
+    id: newMessageId(),
+    content: loggedContent(content, recorded),
+    provider: context.provider.id,
+    model: context.model,
+    stopReason,
+    usage: toFrozenJson(assembler.usage, APPEND_ASSISTANT, 'data.usage') as Usage,
+  })
   if (texts > 0) {
     const text = textOf(content)
     if (text !== '') onText(text)
   }
-  const calls: ToolCallBlock[] = new Array(callCount)
-  let index = 0
-  for (const block of content) if (block.type === 'tool-call') calls[index++] = block
-  return calls
+  return recorded
 }
 
 const APPEND_ASSISTANT = 'cannot append "assistant/message"'
@@ -229,21 +237,28 @@ const APPEND_ASSISTANT = 'cannot append "assistant/message"'
 /**
  * The assembler's content as the log takes it over: its text and thinking blocks (made by the
  * assembler for this message alone), and new call blocks holding a frozen copy of each call's
- * arguments, so the blocks the tools run with stay the assembler's.
+ * arguments, so the blocks the tools run with stay the assembler's. Puts each call in
+ * `recorded`: the assembler's block and the logged one.
  */
-function loggedContent(content: readonly AssistantBlock[]): AssistantBlock[] {
+function loggedContent(
+  content: readonly AssistantBlock[],
+  recorded: RecordedCalls,
+): AssistantBlock[] {
   const logged: AssistantBlock[] = new Array(content.length)
   let index = 0
+  let call = 0
   for (const block of content) {
-    logged[index] =
-      block.type === 'tool-call'
-        ? {
-            type: 'tool-call',
-            id: block.id,
-            name: block.name,
-            args: toFrozenJson(block.args, APPEND_ASSISTANT, `data.content[${index}].args`),
-          }
-        : block
+    if (block.type === 'tool-call') {
+      const copy: ToolCallBlock = {
+        type: 'tool-call',
+        id: block.id,
+        name: block.name,
+        args: toFrozenJson(block.args, APPEND_ASSISTANT, `data.content[${index}].args`),
+      }
+      recorded.calls[call] = block
+      recorded.logged[call++] = copy
+      logged[index] = copy
+    } else logged[index] = block
     index++
   }
   return logged

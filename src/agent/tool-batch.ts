@@ -37,6 +37,8 @@ import type { StepContext } from './turn-context.js'
 /** One call of the batch: what was decided for it, and its outcome once known. */
 type Slot = {
   readonly call: ToolCallBlock
+  /** The call as the assistant message logged it. */
+  readonly logged: ToolCallBlock | undefined
   readonly plan: Plan
   readonly outcome: Deferred<Outcome>
 }
@@ -46,16 +48,21 @@ const isRunSlot = (slot: Slot): slot is RunSlot => slot.plan.kind === 'run'
 /** How a batch ended: canceled part-way, and whether a tool asked to conclude the turn. */
 export type BatchOutcome = { readonly isCanceled: boolean; readonly concludesTurn: boolean }
 
+/**
+ * `calls` as the provider made them (tools and hooks get these), `logged` the same calls as
+ * the assistant message's blocks hold them, in the same order.
+ */
 export function runToolBatch(
   context: StepContext,
   turn: number,
   step: number,
   calls: readonly ToolCallBlock[],
+  logged: readonly ToolCallBlock[],
 ): Promise<BatchOutcome> {
   const [only] = calls
   return calls.length === 1 && only
-    ? runOneCall(context, turn, step, only)
-    : runBatch(context, turn, step, calls)
+    ? runOneCall(context, turn, step, only, logged[0])
+    : runBatch(context, turn, step, calls, logged)
 }
 
 async function runBatch(
@@ -63,15 +70,17 @@ async function runBatch(
   turn: number,
   step: number,
   calls: readonly ToolCallBlock[],
+  logged: readonly ToolCallBlock[],
 ): Promise<BatchOutcome> {
   const slots: Slot[] = []
   // Decide every call first, in call order: unknown tools, bad arguments, hooks and approval.
+  let index = 0
   for (const call of calls) {
     const planned = planCall(context, call)
     const plan = planned instanceof Promise ? await planned : planned
     const outcome = defer<Outcome>()
     if (plan.kind === 'done') outcome.resolve(plan.outcome)
-    slots.push({ call, plan, outcome })
+    slots.push({ call, logged: logged[index++], plan, outcome })
   }
   const logging = logInCallOrder(context, slots)
 
@@ -86,12 +95,7 @@ async function runBatch(
           slot.outcome.resolve(canceledBeforeStart(slot.call))
           continue
         }
-        const { call, plan } = slot
-        context.session.append('tool/call', {
-          callId: call.id,
-          name: call.name,
-          args: plan.rawArgs,
-        })
+        logStart(context, slot.call, slot.logged, slot.plan)
         started.push(slot)
       }
       if (started.length === 0) continue
@@ -134,6 +138,7 @@ async function runOneCall(
   turn: number,
   step: number,
   call: ToolCallBlock,
+  logged: ToolCallBlock | undefined,
 ): Promise<BatchOutcome> {
   const planned = planCall(context, call)
   const plan = planned instanceof Promise ? await planned : planned
@@ -143,7 +148,7 @@ async function runOneCall(
     if (plan.kind === 'done') outcome = plan.outcome
     else if (context.signal.aborted) outcome = canceledBeforeStart(call)
     else {
-      context.session.append('tool/call', { callId: call.id, name: call.name, args: plan.rawArgs })
+      logStart(context, call, logged, plan)
       // Durability point: a tool's side effects never precede the record that it started.
       await context.session.flush()
       execution = { turn, step, call, plan, concludesTurn: false }
@@ -169,6 +174,26 @@ async function runOneCall(
   logResult(context, outcome)
   for (const additional of outcome.contexts) context.stage(additional)
   return batchOutcome(context.signal.aborted, execution?.concludesTurn === true)
+}
+
+/**
+ * Logs a call's `tool/call`. With the arguments the provider sent, it takes over the logged
+ * call's frozen arguments: the log holds them already, in the assistant message (decision
+ * 0079). Arguments a `tool-pre` hook put in are the hook's value: copied.
+ */
+function logStart(
+  context: StepContext,
+  call: ToolCallBlock,
+  logged: ToolCallBlock | undefined,
+  plan: Runnable,
+): void {
+  if (logged && plan.rawArgs === call.args)
+    appendOwned(context.session, 'tool/call', {
+      callId: logged.id,
+      name: logged.name,
+      args: logged.args,
+    })
+  else context.session.append('tool/call', { callId: call.id, name: call.name, args: plan.rawArgs })
 }
 
 // The four outcomes a batch can have, made once (bench B5+).

@@ -5,7 +5,13 @@
  */
 import { describe, expect, it } from 'vitest'
 import { z } from 'zod'
-import { checkLog, defineTool, isEventOf, type SessionEvent } from '../../src/index.js'
+import {
+  checkLog,
+  defineTool,
+  isEventOf,
+  type SessionEvent,
+  type ToolCallBlock,
+} from '../../src/index.js'
 import { agentHarness } from '../support/agent-harness.js'
 
 function expectDeepFrozen(value: unknown, path: string): void {
@@ -62,6 +68,81 @@ describe('values the agent hands to the log', () => {
     args.text = 'changed'
     args.extra = 1
     expect(snapshot(harness.session.residentEvents)).toBe(before)
+  })
+
+  it("a tool/call takes the assistant message's frozen arguments, equal to what the provider sent", async () => {
+    const sent = [
+      { path: 'a.ts', lines: [1, 2], options: { deep: { yes: true } } },
+      { path: 'b.ts', lines: [], options: {} },
+    ]
+    const tool = defineTool({
+      name: 'read',
+      description: 'reads',
+      parameters: z.object({}).passthrough(),
+      execute: () => 'ok',
+    })
+    const harness = agentHarness(
+      [
+        // One call alone (the usual path), then two in one message (a batch).
+        { toolCalls: [{ id: 'c1', name: 'read', args: sent[0]! }] },
+        {
+          toolCalls: [
+            { id: 'c2', name: 'read', args: sent[1]! },
+            { id: 'c3', name: 'read', args: sent[0]! },
+          ],
+        },
+        { text: 'done' },
+      ],
+      { tools: [tool] },
+    )
+    await harness.agent.send('P').result
+    const events = harness.session.residentEvents
+    const blocks = new Map<string, ToolCallBlock>()
+    for (const event of events)
+      if (isEventOf(event, 'assistant/message'))
+        for (const block of event.data.content ?? [])
+          if (block.type === 'tool-call') blocks.set(block.id, block)
+    const starts = events.filter((event) => isEventOf(event, 'tool/call'))
+    expect(starts.map((event) => event.data.callId)).toEqual(['c1', 'c2', 'c3'])
+    const expected: Record<string, unknown> = { c1: sent[0], c2: sent[1], c3: sent[0] }
+    for (const start of starts) {
+      const block = blocks.get(start.data.callId)!
+      expect(start.data.args).toBe(block.args)
+      expect(start.data.args).toEqual(expected[start.data.callId])
+      expect(start.data.args).not.toBe(expected[start.data.callId])
+      expectDeepFrozen(start.data, `tool/call ${start.data.callId}`)
+    }
+    for (const args of sent) expect(Object.isFrozen(args)).toBe(false)
+  })
+
+  it('a tool/call with arguments a tool-pre hook put in logs a frozen copy of them', async () => {
+    const replacement = { text: 'replaced', nested: { n: 1 } }
+    const tool = defineTool({
+      name: 'echo',
+      description: 'echoes',
+      parameters: z.object({ text: z.string(), nested: z.object({ n: z.number() }).optional() }),
+      execute: ({ text }) => text,
+    })
+    const harness = agentHarness(
+      [{ toolCalls: [{ id: 'c1', name: 'echo', args: { text: 'original' } }] }, { text: 'done' }],
+      { tools: [tool], hooks: { 'tool-pre': () => ({ action: 'run', args: replacement }) } },
+    )
+    await harness.agent.send('P').result
+    const events = harness.session.residentEvents
+    const start = events.find((event) => isEventOf(event, 'tool/call'))
+    if (!isEventOf(start, 'tool/call')) throw new Error('no tool/call')
+    expect(start.data.args).toEqual(replacement)
+    expect(start.data.args).not.toBe(replacement)
+    expect(Object.isFrozen(replacement)).toBe(false)
+    expectDeepFrozen(start.data, 'tool/call')
+    const message = events.find((event) => isEventOf(event, 'assistant/message'))
+    if (!isEventOf(message, 'assistant/message')) throw new Error('no assistant message')
+    expect(message.data.content).toContainEqual({
+      type: 'tool-call',
+      id: 'c1',
+      name: 'echo',
+      args: { text: 'original' },
+    })
   })
 
   it('every event of a run is frozen through and through, and the log is valid', async () => {
