@@ -94,6 +94,18 @@ async function followed(
   return seen
 }
 
+/** A follower from the log's last seq, polling every 5 ms: its first event checked, its next read begun. */
+async function followingLast(backend: Backend, id: string, last: SessionEvent) {
+  const controller = new AbortController()
+  const follower = followLog(backend, id, {
+    fromSeq: LOG.length - 1,
+    signal: controller.signal,
+    pollMs: 5,
+  })
+  expect((await follower.next()).value).toEqual(last)
+  return { controller, follower, pending: follower.next() }
+}
+
 describe.each(KINDS)('following a %s log', (kind) => {
   async function stored() {
     const backend = await backendOf(kind, tempDirectory())
@@ -196,14 +208,7 @@ describe.each(KINDS)('following a %s log', (kind) => {
     const { backend, reads } = recording(inner, (read) => {
       if (read.fromSeq === LOG.length) reachedEnd()
     })
-    const controller = new AbortController()
-    const follower = followLog(backend, id, {
-      fromSeq: LOG.length - 1,
-      signal: controller.signal,
-      pollMs: 5,
-    })
-    expect((await follower.next()).value).toEqual(events.at(-1))
-    const pending = follower.next()
+    const { controller, follower, pending } = await followingLast(backend, id, events.at(-1)!)
     // The follower read to the end and looks again from the next seq: now append.
     await atEnd
     const more = buildLog([...LOG.map(() => turnEnd(0)), ...closedTurn(5, 'five')]).slice(
@@ -256,14 +261,7 @@ describe.each(KINDS)('following a %s log', (kind) => {
           return { [Symbol.asyncIterator]: () => failing }
         },
       }
-      const controller = new AbortController()
-      const follower = followLog(backend, id, {
-        fromSeq: LOG.length - 1,
-        signal: controller.signal,
-        pollMs: 5,
-      })
-      expect((await follower.next()).value).toEqual(events.at(-1))
-      const pending = follower.next()
+      const { controller, pending } = await followingLast(backend, id, events.at(-1)!)
       await atRead
       if (stopFirst) controller.abort()
       release()

@@ -6,33 +6,15 @@
  */
 import { describe, expect, it } from 'vitest'
 import { type SessionEvent, StoreError } from '../../src/index.js'
-import { openStore, type SessionStore } from '../../src/stores/index.js'
 import { createPostgresBackend } from '../../src/stores/postgres/postgres-backend.js'
 import { PG_SCHEMA_VERSION } from '../../src/stores/postgres/postgres-schema.js'
 import { parseStoreUrl } from '../../src/stores/store-url.js'
 import { turnEnd, turnStart, user } from '../support/log-builder.js'
 import { appendAll } from './support/events.js'
-import {
-  adminQuery,
-  dropSchema,
-  freshSchema,
-  postgresUrl,
-  TEST_POSTGRES_URL,
-} from './support/postgres.js'
+import { adminQuery, placeSchema, TEST_POSTGRES_URL } from './support/postgres.js'
 
 async function place() {
-  const schema = freshSchema()
-  const url = postgresUrl(schema)
-  const stores: SessionStore[] = []
-  const open = async () => {
-    const store = await openStore(url)
-    stores.push(store)
-    return store
-  }
-  const done = async () => {
-    for (const store of stores) await store.close().catch(() => {})
-    await dropSchema(schema)
-  }
+  const { schema, url, open, done } = placeSchema()
   const events = async (id: string) =>
     Number(
       (await adminQuery(`SELECT count(*) AS n FROM ${schema}.events WHERE session_id = $1`, [id]))

@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from 'vitest'
 import { SessionBusyError, type SessionEvent, StoreError } from '../../src/index.js'
-import { openStore, type SessionStore, type StoreOptions } from '../../src/stores/index.js'
+import { openStore } from '../../src/stores/index.js'
 import { cleanEnv, runCli } from '../frontends/cli/run-cli.js'
 import {
   assistant,
@@ -19,24 +19,10 @@ import {
 } from '../support/log-builder.js'
 import { startChild } from './support/child-process.js'
 import { appendAll, typesOf } from './support/events.js'
-import { adminQuery, dropSchema, freshSchema, postgresUrl } from './support/postgres.js'
+import { adminQuery, placeSchema } from './support/postgres.js'
 
 /** A schema for this test and stores on it, all closed and dropped afterwards. */
-async function place(extra = '') {
-  const schema = freshSchema()
-  const url = postgresUrl(schema, extra)
-  const stores: SessionStore[] = []
-  const open = async (options: StoreOptions = {}) => {
-    const store = await openStore(url, options)
-    stores.push(store)
-    return store
-  }
-  const done = async () => {
-    for (const store of stores) await store.close().catch(() => {})
-    await dropSchema(schema)
-  }
-  return { schema, url, open, done }
-}
+const place = placeSchema
 
 /** Makes a lease look as if its holder stopped beating an hour ago (time passing, without waiting). */
 async function ageLease(schema: string, id: string): Promise<void> {

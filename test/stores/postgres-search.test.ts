@@ -4,25 +4,13 @@
  * server. A version 3 schema (indexed at append) is migrated and keeps its index.
  */
 import { describe, expect, it } from 'vitest'
-import { openStore, type SessionStore } from '../../src/stores/index.js'
 import { PG_SCHEMA_VERSION } from '../../src/stores/postgres/postgres-schema.js'
 import { turnEnd, turnStart, user } from '../support/log-builder.js'
 import { appendAll } from './support/events.js'
-import { adminQuery, dropSchema, freshSchema, postgresUrl } from './support/postgres.js'
+import { adminQuery, placeSchema } from './support/postgres.js'
 
 async function place() {
-  const schema = freshSchema()
-  const url = postgresUrl(schema)
-  const stores: SessionStore[] = []
-  const open = async () => {
-    const store = await openStore(url)
-    stores.push(store)
-    return store
-  }
-  const done = async () => {
-    for (const store of stores) await store.close().catch(() => {})
-    await dropSchema(schema)
-  }
+  const { schema, open, done } = placeSchema()
   const marks = async () =>
     (
       await adminQuery(

@@ -5,6 +5,7 @@
  */
 import { randomBytes } from 'node:crypto'
 import pg from 'pg'
+import { openStore, type SessionStore, type StoreOptions } from '../../../src/stores/index.js'
 
 export const TEST_POSTGRES_URL =
   process.env.RUDDER_TEST_POSTGRES_URL || 'postgres://postgres@127.0.0.1:5432/test'
@@ -40,4 +41,24 @@ export async function adminQuery(text: string, values: unknown[] = []): Promise<
 
 export async function dropSchema(schema: string): Promise<void> {
   await adminQuery(`DROP SCHEMA IF EXISTS ${schema} CASCADE`)
+}
+
+/**
+ * A fresh schema for one test: its URL (`extra` appended), `open` for stores on it, and `done`,
+ * which closes them and drops the schema.
+ */
+export function placeSchema(extra = '') {
+  const schema = freshSchema()
+  const url = postgresUrl(schema, extra)
+  const stores: SessionStore[] = []
+  const open = async (options: StoreOptions = {}) => {
+    const store = await openStore(url, options)
+    stores.push(store)
+    return store
+  }
+  const done = async () => {
+    for (const store of stores) await store.close().catch(() => {})
+    await dropSchema(schema)
+  }
+  return { schema, url, open, done }
 }
