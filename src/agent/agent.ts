@@ -126,6 +126,7 @@ export function createAgent(options: AgentOptions): Agent {
     },
     compaction,
     emit,
+    hasListeners: notifier.hasListeners,
     reportError,
     current: () => settings.step,
   }

@@ -30,13 +30,19 @@ export class ResponseAssembler {
   usage: Usage = NO_USAGE
   stopReason: StopReason | undefined
 
-  /** Takes a delta, tool call or usage part; returns the delta to report live, if any. */
-  add(part: Exclude<StreamPart, { type: 'end' } | { type: 'error' }>): AssembledDelta | undefined {
+  /**
+   * Takes a delta, tool call or usage part; returns the delta to report live, if any and if
+   * `isHeard` (nobody listening: no delta object is made).
+   */
+  add(
+    part: Exclude<StreamPart, { type: 'end' } | { type: 'error' }>,
+    isHeard = true,
+  ): AssembledDelta | undefined {
     switch (part.type) {
       case 'text-delta':
-        return this.appendText('text', part.text)
+        return this.appendText('text', part.text, isHeard)
       case 'thinking-delta': {
-        const delta = this.appendText('thinking', part.text)
+        const delta = this.appendText('thinking', part.text, isHeard)
         if (part.signature !== undefined) {
           const last = this.last()
           if (last?.kind === 'thinking') last.signature = part.signature
@@ -79,7 +85,11 @@ export class ResponseAssembler {
     return this.size === 0 ? undefined : this.builders[this.size - 1]
   }
 
-  private appendText(kind: 'text' | 'thinking', text: string): AssembledDelta | undefined {
+  private appendText(
+    kind: 'text' | 'thinking',
+    text: string,
+    isHeard: boolean,
+  ): AssembledDelta | undefined {
     const last = this.last()
     // A signed thinking block is complete: the next thinking delta starts a new block.
     const extends_ =
@@ -88,7 +98,7 @@ export class ResponseAssembler {
       this.builders[this.size++] = kind === 'text' ? { kind, pieces: [] } : { kind, pieces: [] }
     const builder = this.last() as { pieces: string[] }
     if (text !== '') builder.pieces.push(text)
-    return text === '' ? undefined : { block: this.size - 1, kind, text }
+    return text === '' || !isHeard ? undefined : { block: this.size - 1, kind, text }
   }
 
   /** The full content, in stream order. */

@@ -97,6 +97,11 @@ export function createNotifier() {
   }
   return {
     emit,
+    /**
+     * Whether anyone listens now: a hot call site asks before it builds a notification, so a
+     * step of an agent nobody watches makes none (bench B5+).
+     */
+    hasListeners: () => listeners.size > 0,
     /** Reports a listener's or hook's failure as a `listener/error` notification. */
     reportError: (source: string, error: unknown) =>
       emit({ type: 'listener/error', source, message: messageOf(error), error }),

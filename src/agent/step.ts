@@ -59,7 +59,9 @@ export async function runStep(
   for (let attempt = 1; ; attempt++) {
     assembler = new ResponseAssembler()
     failure = undefined
-    context.emit({ type: 'request/start', turn, step, attempt, maxAttempts })
+    // Built only when someone listens: a step of an unwatched agent makes no notification.
+    if (context.hasListeners())
+      context.emit({ type: 'request/start', turn, step, attempt, maxAttempts })
     // Reading the response: a stream that throws or ends without a final part counts as a
     // failure unless the run was aborted.
     let isEnded = false
@@ -69,7 +71,7 @@ export async function runStep(
         if (part.type === 'error') failure = part
         else if (part.type === 'end') assembler.stopReason = part.stopReason
         else {
-          const delta = assembler.add(part)
+          const delta = assembler.add(part, context.hasListeners())
           if (delta) context.emit({ type: 'assistant/delta', turn, step, attempt, ...delta })
           continue
         }
@@ -234,6 +236,15 @@ function recordResponse(
 
 const APPEND_ASSISTANT = 'cannot append "assistant/message"'
 
+// `data.content[i].args`, named in the error when a call's arguments are not JSON: made once per
+// index rather than for every call (bench B5+).
+const argsPaths: string[] = []
+function argsPath(index: number): string {
+  if (index >= 64) return `data.content[${index}].args`
+  argsPaths[index] ??= `data.content[${index}].args`
+  return argsPaths[index]
+}
+
 /**
  * The assembler's content as the log takes it over: its text and thinking blocks (made by the
  * assembler for this message alone), and new call blocks holding a frozen copy of each call's
@@ -253,7 +264,7 @@ function loggedContent(
         type: 'tool-call',
         id: block.id,
         name: block.name,
-        args: toFrozenJson(block.args, APPEND_ASSISTANT, `data.content[${index}].args`),
+        args: toFrozenJson(block.args, APPEND_ASSISTANT, argsPath(index)),
       }
       recorded.calls[call] = block
       recorded.logged[call++] = copy

@@ -35,6 +35,8 @@ export type TurnDependencies = {
   readonly agent: ToolAgent
   readonly compaction: CompactionSettings
   emit(notification: AgentNotification): void
+  /** Whether `emit` has anyone to tell now (asked before building a notification). */
+  hasListeners(): boolean
   reportError(source: string, error: unknown): void
   /** The settings the next step is made with (they may change between steps). */
   current(): StepSettings

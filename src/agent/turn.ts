@@ -138,6 +138,7 @@ function stepContextOf(context: TurnContext, settings: StepSettings): StepContex
     agent: context.agent,
     compaction: context.compaction,
     emit: context.emit,
+    hasListeners: context.hasListeners,
     reportError: context.reportError,
     current: context.current,
     signal: context.signal,

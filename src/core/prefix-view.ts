@@ -12,7 +12,7 @@
  */
 
 /** The state a view reads: the shared backing array and how many of its items it shows. */
-type ViewState = { readonly items: readonly unknown[]; readonly length: number }
+export type ViewState = { readonly items: readonly unknown[]; readonly length: number }
 
 const STATE: unique symbol = Symbol('rudder.prefixView')
 
@@ -67,7 +67,8 @@ const handler: ProxyHandler<Target> = {
       // The hot path of providers (for…of, spread): no trap per item.
       return () => iterate(state)
     } else if (key === STATE) {
-      return undefined
+      // Only this module holds the symbol: `prefixOf` reads a view's state in one trap.
+      return state
     }
     const value: unknown = Reflect.get(Array.prototype, key)
     if (typeof value !== 'function' || key === 'constructor' || key === 'at') return value
@@ -119,4 +120,14 @@ export function prefixView<T>(items: readonly T[], length: number = items.length
   // Configurable (a plain assignment) so that the ownKeys trap may leave it out.
   target[STATE] = { items, length }
   return new Proxy(target, handler) as unknown as readonly T[]
+}
+
+/**
+ * The backing array and length of a view made by `prefixView`, or undefined for any other
+ * value. For code of this package that reads a view item by item: one trap instead of one an
+ * item. The backing array must not be changed, and only its first `length` items belong to
+ * the view.
+ */
+export function prefixOf(value: readonly unknown[]): ViewState | undefined {
+  return (value as Partial<Target>)[STATE]
 }

@@ -1,6 +1,6 @@
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
-import { prefixView } from '../../src/core/prefix-view.js'
+import { prefixOf, prefixView } from '../../src/core/prefix-view.js'
 import {
   createSession,
   type EventType,
@@ -175,5 +175,23 @@ describe('transcriptCharacters()', () => {
       }),
       { numRuns: 200 },
     )
+  })
+})
+
+describe('prefixOf (the package reading a view through its backing array)', () => {
+  it('gives a view its backing array and length, and nothing for anything else', () => {
+    const items = [1, 2, 3]
+    const view = prefixView(items, 2)
+    expect(prefixOf(view)).toEqual({ items, length: 2 })
+    expect(prefixOf(view)?.items).toBe(items)
+    expect(prefixOf(items)).toBeUndefined()
+    expect(prefixOf([...view])).toBeUndefined()
+  })
+
+  it('leaves the state out of what a caller can see of a view', () => {
+    const view = prefixView([1, 2, 3])
+    expect(Reflect.ownKeys(view)).toEqual(['0', '1', '2', 'length'])
+    expect(Object.getOwnPropertySymbols(view)).toEqual([])
+    expect({ ...view }).toEqual({ 0: 1, 1: 2, 2: 3 })
   })
 })

@@ -4,6 +4,7 @@
  */
 import { type JsonValue, type Message, messageOf, type StopReason } from '../../core/index.js'
 import { jsonLength } from '../../core/json-length.js'
+import { prefixOf } from '../../core/prefix-view.js'
 import type { ModelRequest, Provider, StreamPart } from '../provider.js'
 
 /** One answer to one request. */
@@ -157,31 +158,41 @@ function usageOf(step: ScriptStep, calls: NonNullable<ScriptStep['toolCalls']>, 
  * (decision 0140), so a request that starts with the same first message and still holds the
  * last one counted only adds its new messages; anything else is counted afresh. Without this
  * a long scripted turn costs O(history) a step in the test double alone (bench B5+). The first
- * and last messages counted are kept rather than read again: an index read of a `messages()`
- * view is a proxy trap.
+ * and last messages counted are kept rather than read again, and a `messages()` view is read
+ * through its backing array: an index read of a view is a proxy trap.
  */
 function createTokenEstimator(): (request: ModelRequest) => number {
   let first: Message | undefined
   let last: Message | undefined
+  // The backing array of the last `messages()` view counted: a later view over the same one
+  // holds every message counted, as the array is only ever pushed to (core/prefix-view.ts).
+  let backing: readonly unknown[] | undefined
   let count = 0
   let characters = 0
   return (request) => {
     const messages = request.messages
-    const length = messages.length
+    // A view's items are read from its backing array: one proxy trap a request, not one a
+    // message read (bench B5+).
+    const prefix = prefixOf(messages)
+    const items = (prefix ? prefix.items : messages) as readonly Message[]
+    const length = prefix ? prefix.length : messages.length
     const isContinued =
-      count > 0 && length >= count && messages[0] === first && messages[count - 1] === last
+      count > 0 &&
+      length >= count &&
+      (prefix ? prefix.items === backing : messages[0] === first && messages[count - 1] === last)
     if (!isContinued) {
       count = 0
       characters = 0
     }
     // The length of each new message's `textOf`, summed without joining its text.
     for (let index = count; index < length; index++) {
-      const message = messages[index]!
+      const message = items[index]!
       for (const block of message.content)
         if (block.type === 'text') characters += block.text.length
       if (index === 0) first = message
       last = message
     }
+    backing = prefix?.items
     count = length
     return Math.ceil((request.system.length + characters) / 4)
   }

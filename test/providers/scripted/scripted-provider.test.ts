@@ -2,7 +2,8 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
-import type { ModelRequest, StreamPart } from '../../../src/index.js'
+import { prefixView } from '../../../src/core/prefix-view.js'
+import type { Message, ModelRequest, StreamPart } from '../../../src/index.js'
 import { scriptedProvider, scriptedProviderFromFile } from '../../../src/testing.js'
 
 const request = (text: string): ModelRequest => ({
@@ -171,5 +172,24 @@ describe('scripted usage estimate', () => {
     expect(inputTokens(await ask(provider, grown))).toBe(Math.ceil((4 + 12) / 4))
     expect(inputTokens(await ask(provider, changed))).toBe(Math.ceil((4 + 20) / 4))
     expect(inputTokens(await ask(provider, compacted))).toBe(Math.ceil((4 + 5) / 4))
+  })
+
+  it('counts views of messages() as it counts arrays: grown, shorter, compacted, then an array', async () => {
+    const provider = scriptedProvider(Array.from({ length: 7 }, () => ({ text: 'x' })))
+    const backing: Message[] = [said('12345678')]
+    const ask1 = async (messages: ModelRequest['messages']) =>
+      inputTokens(await ask(provider, messages))
+    expect(await ask1(prefixView(backing))).toBe(Math.ceil((4 + 8) / 4))
+    backing.push(said('abcd'), said('efgh'))
+    expect(await ask1(prefixView(backing))).toBe(Math.ceil((4 + 16) / 4))
+    // A shorter view of the same messages is counted afresh.
+    expect(await ask1(prefixView(backing, 2))).toBe(Math.ceil((4 + 12) / 4))
+    expect(await ask1(prefixView(backing))).toBe(Math.ceil((4 + 16) / 4))
+    // A compaction starts a new backing array: counted afresh, though as long.
+    const compacted: Message[] = [said('S'), said('abcd'), said('efghijklmnop')]
+    expect(await ask1(prefixView(compacted))).toBe(Math.ceil((4 + 17) / 4))
+    // A plain copy continues from the view's first and last message; a new array does not.
+    expect(await ask1([...compacted, said('qr')])).toBe(Math.ceil((4 + 19) / 4))
+    expect(await ask1([said('qr')])).toBe(Math.ceil((4 + 2) / 4))
   })
 })
