@@ -64,6 +64,8 @@ export class App {
   private readonly view: TranscriptView
   private readonly editor: Editor
   private dialog: Dialog | undefined
+  /** The switch to another session under way (`open`): a prompt submitted meanwhile waits for it. */
+  private switching: Promise<void> | undefined
   /** Lines shown above the pending panel until the next input (help, results, notices). */
   private note: string[] = []
   private flash: { readonly text: string; readonly until: number } | undefined
@@ -94,6 +96,21 @@ export class App {
 
   /** Opens a session (new, resumed, forked) and shows it; the previous one is closed. */
   async open(choice: SessionChoice): Promise<void> {
+    const switching = this.switchTo(choice)
+    // The command that asked for the switch reports its failure; a waiting prompt goes on.
+    const settled = switching.then(
+      () => {},
+      () => {},
+    )
+    this.switching = settled
+    try {
+      await switching
+    } finally {
+      if (this.switching === settled) this.switching = undefined
+    }
+  }
+
+  private async switchTo(choice: SessionChoice): Promise<void> {
     const next = await this.options.host.openSession({ choice })
     const previous = this.runtime
     const shown = this.attach(next)
@@ -460,8 +477,14 @@ export class App {
   }
 
   private async submit(text: string, how: 'enter' | 'queue'): Promise<void> {
+    if (text.trim() === '') return
+    // Typed after `/new`, `/resume` or `/fork` was submitted: it goes to the session they open.
+    if (this.switching) await this.switching
     const runtime = this.runtime
-    if (!runtime || text.trim() === '') return
+    if (!runtime) {
+      this.putBack(text, 'no session is open yet')
+      return
+    }
     if (how === 'enter') this.editor.addToHistory(text)
     this.note = []
     for (const input of this.inputs.all) if (isSettled(input)) this.inputs.forget(input.id)
@@ -481,7 +504,8 @@ export class App {
             )
           : { content: [{ type: 'text', text }], source: { kind: 'user' } }
       const contexts = await mentionContexts(text, runtime, this.options.host.store)
-      if (this.runtime !== runtime) return
+      if (this.runtime !== runtime)
+        return this.putBack(text, 'the session changed before this was sent')
       const { agent } = runtime
       for (const context of contexts) agent.inject(context)
       const isSteer = how === 'enter' && agent.status !== 'idle'
@@ -499,6 +523,13 @@ export class App {
     } finally {
       this.options.tui.requestRender()
     }
+  }
+
+  /** Nothing was sent: the text comes back to the editor (if it is empty) with the reason. */
+  private putBack(text: string, why: string): void {
+    if (this.editor.getText() === '') this.editor.setText(text)
+    this.setNote([this.options.theme.error(`${why}; press Enter to send it`)])
+    this.options.tui.requestRender()
   }
 
   private runCommand(name: CommandName, argument: string): Promise<void> {

@@ -430,7 +430,8 @@ describe('rudder in a terminal', () => {
     const [first] = await sessions(context)
     run.type('/new')
     run.type(KEYS.enter)
-    await run.waitFor('new session')
+    // The note with the new id: "/new"'s own completion reads "start a new session in …".
+    await run.waitFor(/new session [0-9a-f]{8}-/)
     run.type(`compare with @session:${first!.id}`)
     run.type(KEYS.enter)
     const screen = await run.waitFor(/› compare with[\s\S]*The answer is 42\./)
@@ -448,6 +449,33 @@ describe('rudder in a terminal', () => {
       throughSeq: first!.events.length - 1,
     })
     expect(reference.content![0]!.text).toContain('The answer is 42.')
+  })
+
+  it('a prompt typed while /new opens its session goes to that session, not lost', async () => {
+    const context = setup()
+    const run = start(context, [{ text: 'First answer.' }])
+    await idle(run)
+    run.type('one')
+    run.type(KEYS.enter)
+    await run.waitFor('First answer.')
+    await idle(run)
+    // Typed at once, while the new session is still being opened.
+    run.type('/new')
+    run.type(KEYS.enter)
+    run.type('two')
+    run.type(KEYS.enter)
+    await run.waitFor(/› two[\s\S]*First answer\./)
+    await idle(run)
+    run.type(KEYS.ctrlD)
+    expect(await run.exited).toBe(0)
+    const stored = await sessions(context)
+    expect(stored).toHaveLength(2)
+    const prompts = stored.map((session) =>
+      session.events
+        .filter((event) => event.type === 'user/message')
+        .map((event) => (event.data as { content: { text: string }[] }).content[0]!.text),
+    )
+    expect(prompts.sort()).toEqual([['one'], ['two']])
   })
 
   it('/model switches the model from the next step, logged as a request/header', async () => {
