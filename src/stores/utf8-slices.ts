@@ -6,33 +6,43 @@
 
 /**
  * Bytes decoded per slice. Making a string writes memory the process has not touched before,
- * which costs ~1.5 ms per MB on the benchmark machine and up to ~5 ms per MB when its memory
- * is cold: 2 MiB keeps a slice to a few ms, and a blob of at most this size is decoded at once.
+ * which costs ~1.5 ms per MB on the benchmark machine and up to ~3 ms per MB when its memory
+ * is cold (a slice of non-ASCII text makes a string of twice its bytes): 1 MiB keeps a slice
+ * to a few ms.
  */
-export const DECODE_SLICE_BYTES = 2 * 1024 * 1024
+export const DECODE_SLICE_BYTES = 1024 * 1024
+
+/**
+ * Blobs of at most this many bytes are decoded at once, into a flat string: a stretch of a few
+ * ms, and no copy later. A larger blob's joined slices are copied once more, into one flat
+ * string, by the first operation that reads the text (decision 0169).
+ */
+export const DECODE_WHOLE_BYTES = 2 * 1024 * 1024
 
 export type DecodeOptions = {
   /** Checked before the first slice and after each turn of the event loop; throws its reason. */
   readonly signal?: AbortSignal | undefined
   /** Bytes per slice (tests; at least 4); default `DECODE_SLICE_BYTES`. */
   readonly sliceBytes?: number
+  /** Most bytes decoded at once (tests); default `DECODE_WHOLE_BYTES`. */
+  readonly wholeBytes?: number
 }
 
 /**
  * `bytes` as a string: exactly what `bytes.toString('utf8')` gives, invalid sequences
  * replaced alike (slices are cut only where the decoder of the whole would start a new
- * character). Bytes beyond one slice are decoded one slice per event-loop turn and joined;
- * the joined string is a V8 rope, copied into one flat string by the first operation that
- * needs it flat (`JSON.stringify`, a write), as `bytes.toString` would have copied them here.
- * Throws the signal's reason if it aborts before the last slice; `bytes` must not change
- * meanwhile.
+ * character). More than `DECODE_WHOLE_BYTES` are decoded a slice per event-loop turn and
+ * joined: a V8 rope, which the first operation that reads its characters (`JSON.stringify`,
+ * `slice`, `===`, a write) copies into one flat string in one stretch, as long as a decode of
+ * the whole. Throws the signal's reason if it aborts before the last slice; `bytes` must not
+ * change meanwhile.
  */
 export async function decodeUtf8(bytes: Buffer, options: DecodeOptions = {}): Promise<string> {
   const { signal } = options
   // Four at least, so that a slice moved back to a character's start is never empty.
   const sliceBytes = Math.max(4, options.sliceBytes ?? DECODE_SLICE_BYTES)
   signal?.throwIfAborted()
-  if (bytes.length <= sliceBytes) return bytes.toString('utf8')
+  if (bytes.length <= (options.wholeBytes ?? DECODE_WHOLE_BYTES)) return bytes.toString('utf8')
   let text = ''
   for (let start = 0; ; ) {
     const end = sliceEnd(bytes, start, sliceBytes)

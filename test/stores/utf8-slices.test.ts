@@ -46,7 +46,9 @@ describe('decodeUtf8', () => {
         fc.integer({ min: 4, max: 40 }),
         async (array, sliceBytes) => {
           const bytes = Buffer.from(array)
-          expect(await decodeUtf8(bytes, { sliceBytes })).toBe(bytes.toString('utf8'))
+          expect(await decodeUtf8(bytes, { sliceBytes, wholeBytes: sliceBytes })).toBe(
+            bytes.toString('utf8'),
+          )
         },
       ),
     )
@@ -57,15 +59,18 @@ describe('decodeUtf8', () => {
     for (let lead = 0; lead < 8; lead++) {
       const text = `${'a'.repeat(lead)}é漢😀${'b'.repeat(lead)}😀漢é`.repeat(3)
       for (const sliceBytes of [4, 5, 6, 7, 8, 9]) {
-        const decoded = await decodeUtf8(Buffer.from(text, 'utf8'), { sliceBytes })
+        const decoded = await decodeUtf8(Buffer.from(text, 'utf8'), {
+          sliceBytes,
+          wholeBytes: 0,
+        })
         expect(decoded).toBe(text)
       }
     }
   })
 
-  it('lets the event loop turn between slices, and not for a blob of one slice', async () => {
+  it('lets the event loop turn between slices, and not for a blob decoded whole', async () => {
     const bytes = Buffer.from('ünïcødé 漢字 😀\n'.repeat(1000), 'utf8')
-    expect(await firstOf(() => decodeUtf8(bytes, { sliceBytes: 1024 }))).toEqual([
+    expect(await firstOf(() => decodeUtf8(bytes, { sliceBytes: 1024, wholeBytes: 1024 }))).toEqual([
       'immediate',
       'decoded',
     ])
@@ -77,7 +82,11 @@ describe('decodeUtf8', () => {
     const controller = new AbortController()
     const reason = new Error('stopped by the test')
     // The first slice is decoded before `decodeUtf8` returns; the abort comes before the next.
-    const decoding = decodeUtf8(bytes, { sliceBytes: 1024, signal: controller.signal })
+    const decoding = decodeUtf8(bytes, {
+      sliceBytes: 1024,
+      wholeBytes: 1024,
+      signal: controller.signal,
+    })
     controller.abort(reason)
     await expect(decoding).rejects.toBe(reason)
     await expect(decodeUtf8(bytes, { signal: controller.signal })).rejects.toBe(reason)
