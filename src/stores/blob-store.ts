@@ -12,6 +12,7 @@ import { join } from 'node:path'
 import { LogCorruptError, StoreError } from '../core/index.js'
 import { syncDirectory } from './fs-sync.js'
 import type { StoreCounters } from './store.js'
+import { decodeUtf8 } from './utf8-slices.js'
 
 /** Where a blob lives and how large it is. */
 export type BlobAddress = { readonly sha256: string; readonly bytes: number }
@@ -20,8 +21,12 @@ export type BlobAddress = { readonly sha256: string; readonly bytes: number }
 export interface BlobStore {
   /** Writes `content` (UTF-8) durably unless a blob with the same hash exists. */
   put(content: string): Promise<BlobAddress>
-  /** Reads a blob back as a string. Throws `LogCorruptError` at `location` if it is missing or the wrong size. */
-  get(address: BlobAddress, location: string): Promise<string>
+  /**
+   * Reads a blob back as a string. Throws `LogCorruptError` at `location` if it is missing or
+   * the wrong size, and the reason of `signal` if it aborts first. A large blob is decoded a
+   * slice per event-loop turn (`decodeUtf8`).
+   */
+  get(address: BlobAddress, location: string, signal?: AbortSignal): Promise<string>
   /**
    * Removes every blob whose hash is not in `referenced` and that no `put` touched in the last
    * `graceMs`. Returns how many were removed.
@@ -126,7 +131,7 @@ export function createBlobStore(root: string, counters: StoreCounters | undefine
       return removed
     },
 
-    async get(address, location) {
+    async get(address, location, signal) {
       const path = pathOf(address.sha256)
       let buffer: Buffer
       try {
@@ -143,7 +148,7 @@ export function createBlobStore(root: string, counters: StoreCounters | undefine
           { cause: error },
         )
       }
-      return buffer.toString('utf8')
+      return decodeUtf8(buffer, { signal })
     },
   }
 }

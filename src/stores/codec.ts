@@ -146,12 +146,16 @@ export function decodeTrustedLine(text: string): DecodedLine {
   return line as DecodedLine
 }
 
-/** Reads the blobs a decoded line refers to and puts their content back in place. */
+/**
+ * Reads the blobs a decoded line refers to and puts their content back in place. Throws the
+ * reason of `signal` if it aborts while a blob is decoded.
+ */
 export async function resolveBlobs(
   line: DecodedLine,
   blobs: BlobStore | undefined,
   location: string,
   hint: string,
+  signal?: AbortSignal,
 ): Promise<void> {
   if (!line.blobs) return
   if (!blobs)
@@ -161,7 +165,7 @@ export async function resolveBlobs(
     )
   // Every read is started at once; each is then put in place in order, so the first reference
   // that cannot be read or placed is the one reported, as when they were read one by one.
-  const reads = line.blobs.map((reference) => blobs.get(reference, location))
+  const reads = line.blobs.map((reference) => blobs.get(reference, location, signal))
   for (const read of reads)
     read.catch(() => {
       // Reported below, in order, unless an earlier reference fails first.

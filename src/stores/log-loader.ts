@@ -464,7 +464,7 @@ export async function* readCovered(
       (line, record) =>
         line.seq < range.fromSeq
           ? undefined
-          : resolveBlobs(line, backend.blobs, backend.locate(id, record.where), hint),
+          : resolveBlobs(line, backend.blobs, backend.locate(id, record.where), hint, range.signal),
     )
     for (let index = 0; index < batch.length; index++) {
       const record = batch[index]!

@@ -15,7 +15,7 @@ import {
 import { join } from 'node:path'
 import Database from 'better-sqlite3'
 import { afterEach, describe, expect, it } from 'vitest'
-import { LogCorruptError, project, type SessionEvent } from '../../src/core/index.js'
+import { LogCorruptError, type Message, project, type SessionEvent } from '../../src/core/index.js'
 import type { Backend } from '../../src/stores/backend.js'
 import { createBlobStore } from '../../src/stores/blob-store.js'
 import { type Checkpoint, parseCheckpoint } from '../../src/stores/checkpoint.js'
@@ -23,6 +23,7 @@ import { encodeEvents } from '../../src/stores/codec.js'
 import type { SessionStore, StoreOptions } from '../../src/stores/index.js'
 import { loadEvents, loadTail, readCovered } from '../../src/stores/log-loader.js'
 import { createSessionStore } from '../../src/stores/session-store.js'
+import { DECODE_SLICE_BYTES, DECODE_WHOLE_BYTES, decodeUtf8 } from '../../src/stores/utf8-slices.js'
 import {
   assistant,
   type Entry,
@@ -303,5 +304,148 @@ describe('the blob store read', () => {
         `has ${addresses[7]!.bytes} bytes but the event expects ${addresses[7]!.bytes + 1}`,
       ),
     )
+  })
+})
+
+/**
+ * A text of several slices (decision 0169) whose slice ends fall inside characters: each unit
+ * is 11 UTF-8 bytes (`a`, a three-byte, a four-byte and a two-byte character, a newline).
+ */
+const LARGE_TEXT = 'a漢😀é\n'.repeat(Math.ceil((5 * MiB) / 11))
+/** An image of several slices, as base64. */
+const LARGE_IMAGE = Buffer.alloc(3 * MiB, 7).toString('base64')
+
+const largeEntries: Entry[] = [
+  turnStart(1),
+  user('show me'),
+  stepStart(1, 1),
+  assistant('', [{ id: 'c1', name: 'read' }]),
+  toolCall('c1', 'read'),
+  result('c1', [
+    { type: 'text', text: LARGE_TEXT },
+    { type: 'image', mediaType: 'image/png', data: LARGE_IMAGE },
+  ]),
+  stepEnd(1, 1),
+  turnEnd(1),
+]
+
+/** Seq of the tool result that refers to the large blobs. */
+const LARGE_SEQ = 5
+
+/** The text and image data of the tool result among `events`, by `===` against the originals. */
+function isLargeIntact(events: readonly SessionEvent[]): boolean {
+  const data = events.find((candidate) => candidate.seq === LARGE_SEQ)?.data as
+    | { content: { text?: string; data?: string }[] }
+    | undefined
+  return holdsLarge(data?.content ?? [])
+}
+
+/** Whether `content` is the large text and image, by `===` (no diff of megabytes on failure). */
+function holdsLarge(content: readonly unknown[]): boolean {
+  const [text, image] = content as readonly ({ text?: string; data?: string } | undefined)[]
+  return text?.text === LARGE_TEXT && image?.data === LARGE_IMAGE
+}
+
+/** The content of the tool message of a projection. */
+const toolContent = (messages: readonly Message[]) =>
+  messages.find((candidate) => candidate.role === 'tool')?.content ?? []
+
+async function writtenLarge(store: SessionStore) {
+  const session = await store.create()
+  appendAll(session, largeEntries)
+  const events = [...session.residentEvents]
+  await session.close()
+  return { id: session.header.id, events }
+}
+
+describe.each(FILE_STORE_KINDS)('large blobs decoded in slices in the %s store', (kind) => {
+  it('gives back the bytes written, characters cut at slice ends included', async () => {
+    const bytes = Buffer.from(LARGE_TEXT, 'utf8')
+    const ends = [1, 2].map((slice) => bytes[slice * DECODE_SLICE_BYTES]!)
+    // The decode is sliced, and a slice ends inside a character (a continuation byte there).
+    expect(bytes.length).toBeGreaterThan(Math.max(DECODE_WHOLE_BYTES, 3 * DECODE_SLICE_BYTES))
+    expect(ends.some((byte) => (byte & 0xc0) === 0x80)).toBe(true)
+    expect(LARGE_IMAGE.length).toBeGreaterThan(DECODE_WHOLE_BYTES)
+    const { backend, store } = await setup(kind, EVERY_CLOSE)
+    const { id, events } = await writtenLarge(store)
+    expect(isLargeIntact(events)).toBe(true)
+    const loaded = (await loadEvents(backend, id)).events
+    expect(isLargeIntact(loaded)).toBe(true)
+    const text = (loaded[LARGE_SEQ]!.data as { content: { text: string }[] }).content[0]!.text
+    expect(Buffer.from(text, 'utf8').equals(bytes)).toBe(true)
+    // Opened from its checkpoint, the history read by `loadProjection`.
+    const reopened = await store.open(id)
+    await reopened.loadProjection()
+    expect(holdsLarge(toolContent(reopened.messages()))).toBe(true)
+    await reopened.close()
+  })
+
+  it.each([
+    ['missing', (file: string) => rmSync(file), /large payload .* cannot be read/],
+    [
+      'cut short',
+      (file: string) => truncateSync(file, Buffer.byteLength(LARGE_TEXT) - 1),
+      new RegExp(
+        `has ${Buffer.byteLength(LARGE_TEXT) - 1} bytes but the event expects ${Buffer.byteLength(LARGE_TEXT)}`,
+      ),
+    ],
+  ])('reports a large blob %s at its event, as a small one', async (_, change, message) => {
+    const { directory, backend, store } = await setup(kind, NEVER)
+    const { id } = await writtenLarge(store)
+    change(blobFileHolding(kind, directory, 'a漢😀é'))
+    const location = locationOf(kind, backend, id, LARGE_SEQ)
+    await expect(store.open(id)).rejects.toMatchObject({ location, message })
+    const salvage = await loadEvents(backend, id, { salvage: true })
+    expect(salvage.events.map((event) => event.seq)).toEqual([0, 1, 2, 3, 4])
+    expect(salvage.problem).toEqual({ location, message: expect.stringMatching(message) })
+  })
+
+  it('ends a projection load with its abort when it comes during a sliced decode', async () => {
+    const directory = tempDirectory()
+    const backend = await backendOf(kind, directory)
+    const blobs = backend.blobs!
+    const root =
+      kind === 'jsonl' ? join(directory, 'jsonl', 'blobs') : join(directory, 'sessions.db.blobs')
+    const controller = new AbortController()
+    const reason = new Error('load stopped by the test')
+    let abortedDecodes = 0
+    // The store's blob reads, but for the load given `controller`'s signal: the first blob is
+    // decoded as the store decodes it, and the abort comes once its first slice is made.
+    const watched: Backend = {
+      ...backend,
+      blobs: {
+        ...blobs,
+        get(address, location, signal) {
+          if (signal !== controller.signal || signal.aborted)
+            return blobs.get(address, location, signal)
+          const bytes = readFileSync(join(root, address.sha256.slice(0, 2), address.sha256))
+          const decoding = decodeUtf8(bytes, { signal })
+          controller.abort(reason)
+          abortedDecodes++
+          return decoding
+        },
+      },
+    }
+    const store = createSessionStore(watched, EVERY_CLOSE)
+    stores.push(store)
+    const { id } = await writtenLarge(store)
+    const reopened = await store.open(id)
+    await expect(reopened.loadProjection(controller.signal)).rejects.toBe(reason)
+    expect(abortedDecodes).toBe(1)
+    expect(reopened.isProjectionLoaded).toBe(false)
+    // Loaded again without the abort, the session holds the payloads whole.
+    await reopened.loadProjection()
+    expect(holdsLarge(toolContent(reopened.messages()))).toBe(true)
+    await reopened.close()
+  })
+
+  it('gives the reason of an abort to a blob read', async () => {
+    const { backend, store } = await setup(kind, NEVER)
+    await writtenLarge(store)
+    const blobs = backend.blobs!
+    const address = await blobs.put(LARGE_TEXT)
+    const reason = new Error('read stopped by the test')
+    await expect(blobs.get(address, 'at seq 5', AbortSignal.abort(reason))).rejects.toBe(reason)
+    expect((await blobs.get(address, 'at seq 5')) === LARGE_TEXT).toBe(true)
   })
 })

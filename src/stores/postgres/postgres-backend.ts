@@ -22,6 +22,7 @@ import { decodeCursor, listingOf } from '../listing.js'
 import type { SessionListing, StoreCounters } from '../store.js'
 import type { PostgresLocation } from '../store-url.js'
 import { isValidHeader } from '../stored-shapes.js'
+import { decodeUtf8 } from '../utf8-slices.js'
 import { prepareSchema } from './postgres-schema.js'
 import { createPostgresSearch } from './postgres-search.js'
 
@@ -256,7 +257,7 @@ export async function createPostgresBackend(
       }
       return { sha256, bytes: buffer.length }
     },
-    async get(address, location) {
+    async get(address, location, signal) {
       const row = (
         await query<{ content: Buffer }>(
           'cannot read a large payload',
@@ -269,7 +270,7 @@ export async function createPostgresBackend(
           location,
           `the event refers to the large payload ${address.sha256}, which is ${row ? `${row.content.length} bytes instead of ${address.bytes}` : 'missing from the blobs table'}; restore it, or run \`rudder sessions repair\` to salvage the events before it`,
         )
-      return row.content.toString('utf8')
+      return decodeUtf8(row.content, { signal })
     },
   }
 
