@@ -119,15 +119,22 @@ class ScriptedStream implements AsyncIterableIterator<StreamPart> {
 
   next(): Promise<IteratorResult<StreamPart, void>> {
     if (this.#generator) return this.#generator.next()
-    if (!this.#isStarted) {
-      this.#isStarted = true
-      const generator = this.#start()
-      if (generator) {
-        this.#generator = generator
-        return generator.next()
+    let part: StreamPart | undefined
+    try {
+      if (!this.#isStarted) {
+        this.#isStarted = true
+        const generator = this.#start()
+        if (generator) {
+          this.#generator = generator
+          return generator.next()
+        }
       }
+      part = this.#advance()
+    } catch (error) {
+      // As a generator's body that throws: this `next()` rejects and the stream is over.
+      this.#stage = DONE
+      return Promise.reject(error)
     }
-    const part = this.#advance()
     return Promise.resolve(
       part === undefined ? { value: undefined, done: true } : { value: part, done: false },
     )

@@ -173,4 +173,28 @@ describe('scripted stream', () => {
     const parts = await read(provider.stream(request('x'), controller.signal), controller, 1)
     expect(parts.map((part) => part.type)).toEqual(['tool-call', 'tool-call', 'usage', 'end'])
   })
+
+  it('rejects the next() whose part throws, then ends, as the generator does', async () => {
+    // A request without messages makes the usage estimate throw.
+    const broken = { ...request('x'), messages: null as unknown as ModelRequest['messages'] }
+    const outcomes = async (entry: ScriptStep | (() => ScriptStep)) => {
+      const iterator = scriptedProvider([entry])
+        .stream(broken, new AbortController().signal)
+        [Symbol.asyncIterator]()
+      const first = await iterator.next()
+      const failure = await iterator.next().then(
+        () => undefined,
+        (error: unknown) => (error as Error).constructor.name,
+      )
+      return { first, failure, after: await iterator.next() }
+    }
+    const step: ScriptStep = { toolCalls: [{ id: 'a', name: 'read', args: {} }] }
+    const plain = await outcomes(step)
+    expect(plain).toEqual({
+      first: { value: { type: 'tool-call', id: 'a', name: 'read', args: {} }, done: false },
+      failure: 'TypeError',
+      after: { value: undefined, done: true },
+    })
+    expect(await outcomes(() => step)).toEqual(plain)
+  })
 })
