@@ -172,7 +172,10 @@ async function runOneCall(
     }
   }
   logResult(context, outcome)
-  for (const additional of outcome.contexts) context.stage(additional)
+  // Indexed: a `for…of` over the frozen empty list made an iterator a step (bench B5+).
+  const { contexts } = outcome
+  for (let index = 0; index < contexts.length; index++)
+    context.stage(contexts[index] as UserMessageData)
   return batchOutcome(context.signal.aborted, execution?.concludesTurn === true)
 }
 

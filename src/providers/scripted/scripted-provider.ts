@@ -60,67 +60,250 @@ export function scriptedProvider(
   const chunkSize = Math.max(1, options.chunkSize ?? 8)
   const estimateTokens = createTokenEstimator()
 
-  // The stream is kept small: an async generator saves its whole register file at every
-  // yield, and the model double's own cost a step is part of what bench B5+ measures.
-  async function* stream(request: ModelRequest, signal: AbortSignal): AsyncGenerator<StreamPart> {
-    const number = requests.length + 1
-    requests.push(request)
-    const entry = steps[number - 1]
-    if (entry === undefined) {
-      yield exhausted(number, steps.length)
-      return
-    }
-    let step: ScriptStep
-    if (typeof entry !== 'function') step = entry
-    else {
-      try {
-        step = await entry(request)
-      } catch (error) {
-        yield {
-          type: 'error',
-          code: 'script-error',
-          message: `scripted provider: step #${number} threw: ${messageOf(error)}`,
-          retryable: false,
-        }
-        return
-      }
-    }
-    if (step.delayMs !== undefined && step.delayMs > 0) await delay(step.delayMs, signal)
-    if (signal.aborted) return
-    if (step.thinking !== undefined)
-      for (let i = 0; i < step.thinking.length; i += chunkSize) {
-        if (signal.aborted) return
-        yield { type: 'thinking-delta', text: step.thinking.slice(i, i + chunkSize) }
-      }
-    if (step.text !== undefined)
-      for (let i = 0; i < step.text.length; i += chunkSize) {
-        if (signal.aborted) return
-        yield { type: 'text-delta', text: step.text.slice(i, i + chunkSize) }
-      }
-    if (step.hold) await held(step.hold, signal)
-    if (signal.aborted) return
-    if (step.error) {
-      yield errorPart(step.error)
-      return
-    }
-    const calls = step.toolCalls ?? NO_CALLS
-    for (let index = 0; index < calls.length; index++) {
-      const call = calls[index]!
-      yield {
-        type: 'tool-call',
-        id: call.id ?? `call_${number}_${index + 1}`,
-        name: call.name,
-        args: call.args,
-      }
-    }
-    yield { type: 'usage', usage: usageOf(step, calls, estimateTokens(request)) }
-    yield { type: 'end', stopReason: step.stop ?? (calls.length > 0 ? 'tool-calls' : 'stop') }
-  }
+  const script: Script = { steps, requests, chunkSize, estimateTokens }
+  const stream = (request: ModelRequest, signal: AbortSignal): AsyncIterableIterator<StreamPart> =>
+    new ScriptedStream(script, request, signal)
 
   return { id: options.id ?? 'scripted', model: options.model ?? 'scripted', requests, stream }
 }
 
 const NO_CALLS: NonNullable<ScriptStep['toolCalls']> = Object.freeze([])
+
+/** What the streams of one provider share. */
+type Script = {
+  readonly steps: readonly ScriptEntry[]
+  readonly requests: ModelRequest[]
+  readonly chunkSize: number
+  readonly estimateTokens: (request: ModelRequest) => number
+}
+
+// Where a plain step's stream is: the stages in the order of their parts.
+const THINKING = 0
+const TEXT = 1
+const CALLS = 2
+const END = 3
+const DONE = 4
+
+/**
+ * One response. It yields what the async generator `answer` would, in the same order, with the
+ * same abort checks at the same `next()` calls, and records the request at the first `next()`,
+ * as a generator's body starts there. A step that is a function, waits (`delayMs`) or holds is
+ * answered by that generator; a plain step is answered here, part by part, each `next()` an
+ * already settled promise: an async generator costs a promise and a request per `next()` and an
+ * await per `yield`, which was a third of the heap a step of bench B5+ allocated (decision
+ * 0168). `return()` and `throw()` end it as they end a generator.
+ */
+class ScriptedStream implements AsyncIterableIterator<StreamPart> {
+  readonly #script: Script
+  readonly #request: ModelRequest
+  readonly #signal: AbortSignal
+  /** The generator answering a step this class does not, from the first `next()` on. */
+  #generator: AsyncGenerator<StreamPart, void, undefined> | undefined
+  #isStarted = false
+  #stage = THINKING
+  /** The offset in the thinking or text, or the index of the next call. */
+  #at = 0
+  #number = 0
+  #step: ScriptStep = NO_STEP
+  #calls: NonNullable<ScriptStep['toolCalls']> = NO_CALLS
+
+  constructor(script: Script, request: ModelRequest, signal: AbortSignal) {
+    this.#script = script
+    this.#request = request
+    this.#signal = signal
+  }
+
+  [Symbol.asyncIterator](): this {
+    return this
+  }
+
+  next(): Promise<IteratorResult<StreamPart, void>> {
+    if (this.#generator) return this.#generator.next()
+    let part: StreamPart | undefined
+    try {
+      if (!this.#isStarted) {
+        this.#isStarted = true
+        const generator = this.#start()
+        if (generator) {
+          this.#generator = generator
+          return generator.next()
+        }
+      }
+      part = this.#advance()
+    } catch (error) {
+      // As a generator's body that throws: this `next()` rejects and the stream is over.
+      this.#stage = DONE
+      return Promise.reject(error)
+    }
+    return Promise.resolve(
+      part === undefined ? { value: undefined, done: true } : { value: part, done: false },
+    )
+  }
+
+  /** Ends the stream; its return value is `void`, so there is nothing to hand back. */
+  return(): Promise<IteratorResult<StreamPart, void>> {
+    if (this.#generator) return this.#generator.return(undefined)
+    this.#isStarted = true
+    this.#stage = DONE
+    return Promise.resolve({ value: undefined, done: true })
+  }
+
+  throw(error?: unknown): Promise<IteratorResult<StreamPart, void>> {
+    if (this.#generator) return this.#generator.throw(error)
+    this.#isStarted = true
+    this.#stage = DONE
+    return Promise.reject(error)
+  }
+
+  /** Records the request; returns the generator that answers it unless it is a plain step. */
+  #start(): AsyncGenerator<StreamPart, void, undefined> | undefined {
+    const { steps, requests } = this.#script
+    const number = requests.length + 1
+    requests.push(this.#request)
+    const entry = steps[number - 1]
+    if (entry === undefined) {
+      this.#stage = DONE
+      return single(exhausted(number, steps.length))
+    }
+    if (
+      typeof entry === 'function' ||
+      (entry.delayMs !== undefined && entry.delayMs > 0) ||
+      entry.hold
+    )
+      return answer(this.#script, this.#request, this.#signal, number, entry)
+    this.#number = number
+    this.#step = entry
+    this.#calls = entry.toolCalls ?? NO_CALLS
+    if (this.#signal.aborted) this.#stage = DONE
+    return undefined
+  }
+
+  /** The next part of a plain step, or none once it is over (or aborted where `answer` checks). */
+  #advance(): StreamPart | undefined {
+    const step = this.#step
+    const size = this.#script.chunkSize
+    if (this.#stage === THINKING) {
+      if (step.thinking !== undefined && this.#at < step.thinking.length) {
+        if (this.#signal.aborted) return this.#end()
+        const at = this.#at
+        this.#at += size
+        return { type: 'thinking-delta', text: step.thinking.slice(at, at + size) }
+      }
+      this.#stage = TEXT
+      this.#at = 0
+    }
+    if (this.#stage === TEXT) {
+      if (step.text !== undefined && this.#at < step.text.length) {
+        if (this.#signal.aborted) return this.#end()
+        const at = this.#at
+        this.#at += size
+        return { type: 'text-delta', text: step.text.slice(at, at + size) }
+      }
+      if (this.#signal.aborted) return this.#end()
+      if (step.error) {
+        this.#stage = DONE
+        return errorPart(step.error)
+      }
+      this.#stage = CALLS
+      this.#at = 0
+    }
+    if (this.#stage === CALLS) {
+      if (this.#at < this.#calls.length) {
+        const index = this.#at++
+        const call = this.#calls[index]!
+        return {
+          type: 'tool-call',
+          id: call.id ?? `call_${this.#number}_${index + 1}`,
+          name: call.name,
+          args: call.args,
+        }
+      }
+      this.#stage = END
+      return {
+        type: 'usage',
+        usage: usageOf(step, this.#calls, this.#script.estimateTokens(this.#request)),
+      }
+    }
+    if (this.#stage === END) {
+      this.#stage = DONE
+      return {
+        type: 'end',
+        stopReason: step.stop ?? (this.#calls.length > 0 ? 'tool-calls' : 'stop'),
+      }
+    }
+    return undefined
+  }
+
+  #end(): undefined {
+    this.#stage = DONE
+    return undefined
+  }
+}
+
+const NO_STEP: ScriptStep = Object.freeze({})
+
+async function* single(part: StreamPart): AsyncGenerator<StreamPart, void, undefined> {
+  yield part
+}
+
+/**
+ * The answer to request `number`, whose step is `entry`, as a generator: for a step that is a
+ * function, waits or holds (the request is already recorded).
+ */
+async function* answer(
+  script: Script,
+  request: ModelRequest,
+  signal: AbortSignal,
+  number: number,
+  entry: ScriptEntry,
+): AsyncGenerator<StreamPart, void, undefined> {
+  const { chunkSize } = script
+  let step: ScriptStep
+  if (typeof entry !== 'function') step = entry
+  else {
+    try {
+      step = await entry(request)
+    } catch (error) {
+      yield {
+        type: 'error',
+        code: 'script-error',
+        message: `scripted provider: step #${number} threw: ${messageOf(error)}`,
+        retryable: false,
+      }
+      return
+    }
+  }
+  if (step.delayMs !== undefined && step.delayMs > 0) await delay(step.delayMs, signal)
+  if (signal.aborted) return
+  if (step.thinking !== undefined)
+    for (let i = 0; i < step.thinking.length; i += chunkSize) {
+      if (signal.aborted) return
+      yield { type: 'thinking-delta', text: step.thinking.slice(i, i + chunkSize) }
+    }
+  if (step.text !== undefined)
+    for (let i = 0; i < step.text.length; i += chunkSize) {
+      if (signal.aborted) return
+      yield { type: 'text-delta', text: step.text.slice(i, i + chunkSize) }
+    }
+  if (step.hold) await held(step.hold, signal)
+  if (signal.aborted) return
+  if (step.error) {
+    yield errorPart(step.error)
+    return
+  }
+  const calls = step.toolCalls ?? NO_CALLS
+  for (let index = 0; index < calls.length; index++) {
+    const call = calls[index]!
+    yield {
+      type: 'tool-call',
+      id: call.id ?? `call_${number}_${index + 1}`,
+      name: call.name,
+      args: call.args,
+    }
+  }
+  yield { type: 'usage', usage: usageOf(step, calls, script.estimateTokens(request)) }
+  yield { type: 'end', stopReason: step.stop ?? (calls.length > 0 ? 'tool-calls' : 'stop') }
+}
 
 function exhausted(number: number, length: number): StreamPart {
   return {
@@ -187,8 +370,12 @@ function createTokenEstimator(): (request: ModelRequest) => number {
     // The length of each new message's `textOf`, summed without joining its text.
     for (let index = count; index < length; index++) {
       const message = items[index]!
-      for (const block of message.content)
-        if (block.type === 'text') characters += block.text.length
+      // Indexed: a `for…of` over a frozen array made an iterator and a result an item (B5+).
+      const content = message.content
+      for (let block = 0; block < content.length; block++) {
+        const item = content[block]!
+        if (item.type === 'text') characters += item.text.length
+      }
       if (index === 0) first = message
       last = message
     }
