@@ -429,23 +429,59 @@ export async function loadTail(
  * frozen. A read from seq 0 through the checkpoint's seq is checked against its checksum. What
  * does not fit is reported through `mismatch` (the caller discards the checkpoint).
  */
-export async function* readCovered(
+export function readCovered(
   backend: Backend,
   id: string,
   range: { readonly fromSeq: number; readonly throughSeq: number; readonly signal?: AbortSignal },
   covered: Covered,
   mismatch: (reason: string, location: string) => Error,
 ): AsyncGenerator<SessionEvent[]> {
+  // The generator's loop is handed numbers, not these objects: optimised code checks the hidden
+  // class of every object it reads, and `covered` (a parsed checkpoint) and `range` have classes
+  // that die with the session, which discarded that code at the next full collection (bench B2,
+  // decision 0170). Read here, once per call, by code V8 never optimises.
+  const fromSeq = range.fromSeq <= VERIFIED_START ? 0 : range.fromSeq
+  return readCoveredFrom(backend, id, {
+    fromSeq,
+    firstSeq: range.fromSeq,
+    throughSeq: range.throughSeq,
+    signal: range.signal,
+    // A read from near the start starts at 0, so that the checksum vouches for it.
+    verify:
+      covered.checksum !== undefined && fromSeq === 0 && range.throughSeq >= covered.throughSeq,
+    coveredSeq: covered.throughSeq,
+    checksum: covered.checksum ?? 0,
+    mismatch,
+  })
+}
+
+/** What `readCoveredFrom` reads: always the same keys, in this order (one hidden class). */
+type CoveredRead = {
+  /** The first seq read, and the first handed out. */
+  readonly fromSeq: number
+  readonly firstSeq: number
+  readonly throughSeq: number
+  readonly signal: AbortSignal | undefined
+  /** Whether the read is checked against `checksum` when it passes `coveredSeq`. */
+  readonly verify: boolean
+  readonly coveredSeq: number
+  readonly checksum: number
+  readonly mismatch: (reason: string, location: string) => Error
+}
+
+async function* readCoveredFrom(
+  backend: Backend,
+  id: string,
+  read: CoveredRead,
+): AsyncGenerator<SessionEvent[]> {
   const hint = repairHint(id)
   const form = backend.checksumForm ?? 'text'
-  // A read from near the start starts at 0, so that the checksum vouches for it.
-  const fromSeq = range.fromSeq <= VERIFIED_START ? 0 : range.fromSeq
-  const verify =
-    covered.checksum !== undefined && fromSeq === 0 && range.throughSeq >= covered.throughSeq
+  const { fromSeq, firstSeq, throughSeq, signal, verify, coveredSeq, mismatch } = read
   let checksum = 0
   let seq = fromSeq
-  for await (const batch of backend.records(id, { fromSeq, throughSeq: range.throughSeq })) {
-    range.signal?.throwIfAborted()
+  let specimens = fromSeq === 0 ? SPECIMEN_COUNT : 0
+  for await (const batch of backend.records(id, { fromSeq, throughSeq })) {
+    signal?.throwIfAborted()
     const events: SessionEvent[] = []
     // Records no checksum vouches for are checked as a load checks them (but the invariants,
     // which the checker's state at open already stands for). Decoded ahead, the blobs of those
@@ -462,7 +498,7 @@ export async function* readCovered(
         return line
       },
       (line, record) =>
-        line.seq < range.fromSeq
+        line.seq < firstSeq
           ? undefined
           : resolveBlobs(line, backend.blobs, backend.locate(id, record.where), hint),
     )
@@ -475,30 +511,64 @@ export async function* readCovered(
           `the record of seq ${seq} is not what was written`,
           backend.locate(id, record.where),
         )
-      if (verify && seq === covered.throughSeq) {
+      if (verify && seq === coveredSeq) {
         checksum = checksumOfRecords(form, batch, 0, index + 1, checksum)
-        if (checksum !== covered.checksum)
+        if (checksum !== read.checksum)
           throw mismatch(
             `the records through seq ${seq} are not the ones written`,
             backend.locate(id, record.where),
           )
       }
       seq++
-      if (line.seq < range.fromSeq) continue
-      const read = ahead.reads?.[index]
-      if (read) await read
+      if (line.seq < firstSeq) continue
+      const blobRead = ahead.reads?.[index]
+      if (blobRead) await blobRead
       events.push(deepFreeze(line as SessionEvent))
     }
     // A batch wholly before the checkpoint's seq is summed in one call.
-    if (verify && seq <= covered.throughSeq)
+    if (verify && seq <= coveredSeq)
       checksum = checksumOfRecords(form, batch, 0, batch.length, checksum)
+    if (specimens > 0) specimens = keepShapes(events, specimens)
     if (events.length > 0) yield events
   }
-  if (seq !== range.throughSeq + 1)
-    throw mismatch(
-      `it ends at seq ${seq - 1}, before seq ${range.throughSeq}`,
-      backend.describe(id),
-    )
+  if (seq !== throughSeq + 1)
+    throw mismatch(`it ends at seq ${seq - 1}, before seq ${throughSeq}`, backend.describe(id))
+}
+
+/**
+ * How many events of a log read from its start are kept as specimens of their shapes
+ * (`keepShapes`).
+ */
+const SPECIMEN_COUNT = 64
+
+/** Copies of the first events of the latest log read from its start (`keepShapes`). */
+let shapeSpecimens: readonly unknown[] = []
+
+/**
+ * Keeps frozen copies of up to `wanted` of `events` (their strings emptied, so nothing of the
+ * log's content is kept), replacing those of an earlier log when it starts one, and returns how
+ * many are still wanted. `JSON.parse` gives an object the hidden class its keys and the kinds
+ * of its values make, and V8 holds such a class only while some object has it: once a closed
+ * session's events were collected, the optimised code of the loader and the projector, which
+ * checks those classes, was discarded, and the next load of a log of the same shapes compiled
+ * it again (20–110 ms on a background thread per 20 MB load, bench B2, decision 0170). Logs
+ * repeat a handful of shapes, so the first events of the last log keep most of them alive:
+ * a few KB. Frozen as the events are (freezing gives an object a class of its own).
+ */
+function keepShapes(events: readonly SessionEvent[], wanted: number): number {
+  const count = Math.min(wanted, events.length)
+  const copies = events.slice(0, count).map(emptiedCopy)
+  shapeSpecimens = wanted === SPECIMEN_COUNT ? copies : shapeSpecimens.concat(copies)
+  return wanted - count
+}
+
+/** `event` parsed again from its JSON with every string emptied: the same keys, in order. */
+function emptiedCopy(event: SessionEvent): unknown {
+  return deepFreeze(JSON.parse(JSON.stringify(event, emptyStrings)))
+}
+
+function emptyStrings(_key: string, value: unknown): unknown {
+  return typeof value === 'string' ? '' : value
 }
 
 /**
