@@ -204,6 +204,8 @@ export async function loadEvents(
   }
   // The log ends before the checkpoint's seq.
   if (isCovered) return withoutCheckpoint()
+  // A whole log read: its first events' shapes are kept, as a covered read's are.
+  if (options.throughSeq === undefined) keepShapes(events, SPECIMEN_COUNT)
   return result()
 }
 

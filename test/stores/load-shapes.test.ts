@@ -91,3 +91,24 @@ describe.each(FILE_STORE_KINDS)('shape specimens of a log loaded in the %s store
     expect(specimens).toHaveLength(24)
   })
 })
+
+describe.each(FILE_STORE_KINDS)(
+  'shape specimens of a log checked in full in the %s store',
+  (kind) => {
+    it('keeps emptied copies of the first events of a log opened without a checkpoint', async () => {
+      const store = createSessionStore(await backendOf(kind, tempDirectory()), {
+        checkpointPolicy: {
+          minCharacters: Infinity,
+          everyCharacters: Infinity,
+          everyEvents: Infinity,
+        },
+      })
+      stores.push(store)
+      const { id, events } = await written(store, 3, 'checked in full')
+      const session = await store.open(id)
+      expect(session.residentFrom).toBe(0)
+      await session.close()
+      expect(heldShapeSpecimens()).toEqual(events.map(emptied))
+    })
+  },
+)
