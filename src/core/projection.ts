@@ -164,8 +164,43 @@ class TranscriptProjector implements Projector {
   }
 }
 
+/**
+ * A projector and a message of each kind held for the life of the process, so that the hidden
+ * classes V8 gives projectors (one per field added by the constructor) and frozen messages
+ * outlive every session: these are the maps the optimised code of `apply`, `#push` and the
+ * loops that call them checks, and V8 holds a map only while an object has it. When the last
+ * session's projector and messages were collected (as between two loads of a long log), that
+ * code was discarded and compiled again by the next load, 20–70 ms on a background thread per
+ * load of a 20 MB log (bench B2, decision 0170). A few hundred bytes. Exported so that it is a
+ * module binding: a constant nothing reads would live only while the module body runs.
+ */
+export const PROJECTION_SHAPES: readonly object[] = [
+  new TranscriptProjector(() => undefined, undefined),
+  userMessage([]),
+  assistantMessage([]),
+  toolMessage({ callId: '', name: '', content: [], isError: false }),
+]
+
+function userMessage(content: readonly ContentBlock[]): Message {
+  return Object.freeze({ role: 'user', content })
+}
+
+function assistantMessage(content: readonly AssistantBlock[]): Message {
+  return Object.freeze({ role: 'assistant', content })
+}
+
+function toolMessage(data: EventMap['tool/result']): Message {
+  return Object.freeze({
+    role: 'tool',
+    callId: data.callId,
+    name: data.name,
+    content: data.content,
+    isError: data.isError,
+  })
+}
+
 function summaryOf(event: CoreEvent<'compaction'>): Message {
-  return Object.freeze({ role: 'user', content: event.data.summary })
+  return userMessage(event.data.summary)
 }
 
 /** A message's characters by the estimate rule of `Projector.characters`. */
@@ -184,18 +219,12 @@ function toMessage(event: CoreEvent): Message | undefined {
   switch (event.type) {
     case 'user/message':
     case 'steering/message':
-      return Object.freeze({ role: 'user', content: event.data.content })
+      return userMessage(event.data.content)
     case 'assistant/message':
       if (event.data.content.length === 0) return undefined
-      return Object.freeze({ role: 'assistant', content: event.data.content })
+      return assistantMessage(event.data.content)
     case 'tool/result':
-      return Object.freeze({
-        role: 'tool',
-        callId: event.data.callId,
-        name: event.data.name,
-        content: event.data.content,
-        isError: event.data.isError,
-      })
+      return toolMessage(event.data)
     case 'turn/start':
     case 'turn/end':
     case 'step/start':

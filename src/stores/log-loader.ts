@@ -16,7 +16,7 @@ import {
   type SessionEvent,
   type SessionHeader,
 } from '../core/index.js'
-import type { Backend, RecordBatch } from './backend.js'
+import type { Backend, ChecksumForm, RecordBatch } from './backend.js'
 import { type Checkpoint, checksumOfRecords } from './checkpoint.js'
 import { type DecodedLine, decodeLine, decodeTrustedLine, resolveBlobs } from './codec.js'
 import { createEventCheck, locate, parseHeader, repairHint } from './event-check.js'
@@ -145,6 +145,7 @@ export async function loadEvents(
           return line
         },
         (line, record) => resolveBlobs(line, backend.blobs, backend.locate(id, record.where), hint),
+        undefined,
       )
       for (let index = 0; index < batch.length; index++) {
         const record = batch[index]!
@@ -203,6 +204,8 @@ export async function loadEvents(
   }
   // The log ends before the checkpoint's seq.
   if (isCovered) return withoutCheckpoint()
+  // A whole log read: its first events' shapes are kept, as a covered read's are.
+  if (options.throughSeq === undefined) keepShapes(events, SPECIMEN_COUNT)
   return result()
 }
 
@@ -232,8 +235,8 @@ function checkedEvent(
  */
 type DecodedAhead = {
   readonly lines: (DecodedLine | undefined)[]
-  problem?: unknown
-  reads?: (Promise<void> | undefined)[]
+  problem: unknown
+  reads: (Promise<void> | undefined)[] | undefined
 }
 
 /**
@@ -248,21 +251,27 @@ type DecodedAhead = {
  * to decode. A read the walk never reaches (it stopped at an earlier problem) finishes
  * unobserved.
  */
-function decodeAhead(
+function decodeAhead<C>(
   batch: RecordBatch,
   from: number,
   most: number,
-  decode: (text: string) => DecodedLine | undefined,
-  resolve: (line: DecodedLine, record: LineRecord) => Promise<void> | undefined,
+  decode: (text: string, index: number, context: C) => DecodedLine | undefined,
+  resolve: (line: DecodedLine, record: LineRecord, context: C) => Promise<void> | undefined,
+  context: C,
 ): DecodedAhead {
-  const ahead: DecodedAhead = { lines: new Array(batch.length) }
+  // Every key from the start: a key added later would give some batches another hidden class.
+  const ahead: DecodedAhead = {
+    lines: new Array(batch.length),
+    problem: undefined,
+    reads: undefined,
+  }
   let decoded = 0
   for (let index = from; index < batch.length && decoded < most; index++) {
     const record = batch[index]!
     if (record.kind !== 'line') continue
     let line: DecodedLine | undefined
     try {
-      line = decode(record.text)
+      line = decode(record.text, index, context)
     } catch (error) {
       ahead.problem = error
       return ahead
@@ -270,7 +279,7 @@ function decodeAhead(
     if (!line) return ahead
     ahead.lines[index] = line
     decoded++
-    const read = line.blobs && resolve(line, record)
+    const read = line.blobs && resolve(line, record, context)
     if (!read) continue
     read.catch(() => {
       // Observed by the walk when it reaches this record; if it stops before, nobody asks.
@@ -379,6 +388,7 @@ export async function loadTail(
         Number.POSITIVE_INFINITY,
         decodeLine,
         (line, record) => resolveBlobs(line, backend.blobs, backend.locate(id, record.where), hint),
+        undefined,
       )
       for (let index = 0; index < batch.length; index++) {
         const record = batch[index]!
@@ -429,76 +439,218 @@ export async function loadTail(
  * frozen. A read from seq 0 through the checkpoint's seq is checked against its checksum. What
  * does not fit is reported through `mismatch` (the caller discards the checkpoint).
  */
-export async function* readCovered(
+export function readCovered(
   backend: Backend,
   id: string,
   range: { readonly fromSeq: number; readonly throughSeq: number; readonly signal?: AbortSignal },
   covered: Covered,
   mismatch: (reason: string, location: string) => Error,
 ): AsyncGenerator<SessionEvent[]> {
-  const hint = repairHint(id)
-  const form = backend.checksumForm ?? 'text'
+  // The loops are handed one object of one hidden class, not these: optimised code checks the
+  // class of every object it reads, and `covered` (a parsed checkpoint) and `range` have classes
+  // that die with the session, which discarded that code at the next full collection (bench B2,
+  // decision 0170). Read here, once per call, by code V8 never optimises.
   // A read from near the start starts at 0, so that the checksum vouches for it.
   const fromSeq = range.fromSeq <= VERIFIED_START ? 0 : range.fromSeq
-  const verify =
-    covered.checksum !== undefined && fromSeq === 0 && range.throughSeq >= covered.throughSeq
-  let checksum = 0
-  let seq = fromSeq
-  for await (const batch of backend.records(id, { fromSeq, throughSeq: range.throughSeq })) {
-    range.signal?.throwIfAborted()
-    const events: SessionEvent[] = []
-    // Records no checksum vouches for are checked as a load checks them (but the invariants,
-    // which the checker's state at open already stands for). Decoded ahead, the blobs of those
-    // in the range being read; locations are built only when needed: a path per record is a
-    // tenth of a large read's time.
-    let aheadSeq = seq
-    const ahead = decodeAhead(
-      batch,
-      0,
-      Number.POSITIVE_INFINITY,
-      (text) => {
-        const line = verify ? coveredLine(text, aheadSeq) : checkedLine(text, aheadSeq)
-        aheadSeq++
-        return line
-      },
-      (line, record) =>
-        line.seq < range.fromSeq
-          ? undefined
-          : resolveBlobs(line, backend.blobs, backend.locate(id, record.where), hint, range.signal),
-    )
-    for (let index = 0; index < batch.length; index++) {
-      const record = batch[index]!
-      if (record.kind === 'torn') throw mismatch('its last record is cut short', record.location)
-      const line = ahead.lines[index]
-      if (!line)
-        throw mismatch(
-          `the record of seq ${seq} is not what was written`,
-          backend.locate(id, record.where),
-        )
-      if (verify && seq === covered.throughSeq) {
-        checksum = checksumOfRecords(form, batch, 0, index + 1, checksum)
-        if (checksum !== covered.checksum)
-          throw mismatch(
-            `the records through seq ${seq} are not the ones written`,
-            backend.locate(id, record.where),
-          )
-      }
-      seq++
-      if (line.seq < range.fromSeq) continue
-      const read = ahead.reads?.[index]
-      if (read) await read
-      events.push(deepFreeze(line as SessionEvent))
-    }
-    // A batch wholly before the checkpoint's seq is summed in one call.
-    if (verify && seq <= covered.throughSeq)
-      checksum = checksumOfRecords(form, batch, 0, batch.length, checksum)
+  return readCoveredFrom({
+    backend,
+    id,
+    hint: repairHint(id),
+    form: backend.checksumForm ?? 'text',
+    fromSeq,
+    firstSeq: range.fromSeq,
+    throughSeq: range.throughSeq,
+    signal: range.signal,
+    verify:
+      covered.checksum !== undefined && fromSeq === 0 && range.throughSeq >= covered.throughSeq,
+    coveredSeq: covered.throughSeq,
+    mismatch,
+    seq: fromSeq,
+    sums: Uint32Array.of(0, covered.checksum ?? 0),
+    specimens: fromSeq === 0 ? SPECIMEN_COUNT : 0,
+  })
+}
+
+/** A read of covered events and how far it got: always these keys, in this order. */
+type CoveredRead = {
+  readonly backend: Backend
+  readonly id: string
+  readonly hint: string
+  readonly form: ChecksumForm
+  /** The first seq read, and the first handed out. */
+  readonly fromSeq: number
+  readonly firstSeq: number
+  readonly throughSeq: number
+  readonly signal: AbortSignal | undefined
+  /** Whether the read is checked against the covered checksum when it passes `coveredSeq`. */
+  readonly verify: boolean
+  readonly coveredSeq: number
+  readonly mismatch: (reason: string, location: string) => Error
+  /** The seq of the next record. */
+  seq: number
+  /**
+   * The checksum so far, then the checkpoint's. CRC-32s in a typed array, not in fields: a
+   * number past 2^31 - 1 is stored unlike a small one, and a field that held both would give
+   * this object a new hidden class in some reads and not others (decision 0170).
+   */
+  readonly sums: Uint32Array
+  /** The shape specimens still wanted (`keepShapes`). */
+  specimens: number
+}
+
+/**
+ * The batches of a covered read. The per-record work is in `decodeCovered` and `takeCovered`,
+ * called once per batch: in the generator, V8 optimised the loop while it ran, then met the
+ * code that runs once per read (its end) without type feedback, deoptimised, and compiled it
+ * again at the next read, 50–240 ms of compile per load of the 20 MB log on a background
+ * thread (as `readLines` did, decision 0162).
+ */
+async function* readCoveredFrom(read: CoveredRead): AsyncGenerator<SessionEvent[]> {
+  const { backend, id } = read
+  for await (const batch of backend.records(id, {
+    fromSeq: read.fromSeq,
+    throughSeq: read.throughSeq,
+  })) {
+    read.signal?.throwIfAborted()
+    const ahead = decodeCovered(read, batch)
+    const taken = takeCovered(read, batch, ahead, [], 0)
+    const events = taken instanceof Promise ? await taken : taken
+    if (read.specimens > 0) read.specimens = keepShapes(events, read.specimens)
     if (events.length > 0) yield events
   }
-  if (seq !== range.throughSeq + 1)
-    throw mismatch(
-      `it ends at seq ${seq - 1}, before seq ${range.throughSeq}`,
+  if (read.seq !== read.throughSeq + 1)
+    throw read.mismatch(
+      `it ends at seq ${read.seq - 1}, before seq ${read.throughSeq}`,
       backend.describe(id),
     )
+}
+
+/**
+ * A batch of a covered read decoded ahead, the blobs of those in the range being read. Records
+ * no checksum vouches for are checked as a load checks them (but the invariants, which the
+ * checker's state at open already stands for). Locations are built only when needed: a path
+ * per record is a tenth of a large read's time.
+ */
+function decodeCovered(read: CoveredRead, batch: RecordBatch): DecodedAhead {
+  return decodeAhead(batch, 0, Number.POSITIVE_INFINITY, decodeCoveredRecord, resolveCovered, read)
+}
+
+/**
+ * Record `index` of a covered read's batch, decoded (`decodeAhead`). Module functions with the
+ * read as their context, not closures made per batch: optimised code that calls a closure
+ * checks that very closure, which dies with its batch.
+ */
+function decodeCoveredRecord(
+  text: string,
+  index: number,
+  read: CoveredRead,
+): DecodedLine | undefined {
+  // Every record of a covered read is a line but a torn last one, so record `index` is seq
+  // `read.seq + index`.
+  const seq = read.seq + index
+  return read.verify ? coveredLine(text, seq) : checkedLine(text, seq)
+}
+
+function resolveCovered(
+  line: DecodedLine,
+  record: LineRecord,
+  read: CoveredRead,
+): Promise<void> | undefined {
+  if (line.seq < read.firstSeq) return undefined
+  return resolveBlobs(
+    line,
+    read.backend.blobs,
+    read.backend.locate(read.id, record.where),
+    read.hint,
+    read.signal,
+  )
+}
+
+/**
+ * Takes the records of `batch` from `from` on into `events` (those in the range, frozen),
+ * checking each and the checksum where the checkpoint's seq is passed, and returns `events`;
+ * from the first record whose blobs are being read on, a promise of them. Throws `mismatch`.
+ */
+function takeCovered(
+  read: CoveredRead,
+  batch: RecordBatch,
+  ahead: DecodedAhead,
+  events: SessionEvent[],
+  from: number,
+): SessionEvent[] | Promise<SessionEvent[]> {
+  for (let index = from; index < batch.length; index++) {
+    const record = batch[index]!
+    if (record.kind === 'torn') throw read.mismatch('its last record is cut short', record.location)
+    const line = ahead.lines[index]
+    if (!line)
+      throw read.mismatch(
+        `the record of seq ${read.seq} is not what was written`,
+        read.backend.locate(read.id, record.where),
+      )
+    if (read.verify && read.seq === read.coveredSeq) {
+      const checksum = checksumOfRecords(read.form, batch, 0, index + 1, read.sums[0]!)
+      read.sums[0] = checksum
+      if (checksum !== read.sums[1])
+        throw read.mismatch(
+          `the records through seq ${read.seq} are not the ones written`,
+          read.backend.locate(read.id, record.where),
+        )
+    }
+    read.seq++
+    if (line.seq < read.firstSeq) continue
+    const blobRead = ahead.reads?.[index]
+    if (blobRead)
+      return blobRead.then(() => {
+        events.push(deepFreeze(line as SessionEvent))
+        return takeCovered(read, batch, ahead, events, index + 1)
+      })
+    events.push(deepFreeze(line as SessionEvent))
+  }
+  // A batch wholly before the checkpoint's seq is summed in one call.
+  if (read.verify && read.seq <= read.coveredSeq)
+    read.sums[0] = checksumOfRecords(read.form, batch, 0, batch.length, read.sums[0]!)
+  return events
+}
+
+/**
+ * How many events of a log read from its start are kept as specimens of their shapes
+ * (`keepShapes`).
+ */
+const SPECIMEN_COUNT = 64
+
+/** Copies of the first events of the latest log read from its start (`keepShapes`). */
+let shapeSpecimens: readonly unknown[] = []
+
+/** The shape specimens held now (`keepShapes`), for tests. */
+export function heldShapeSpecimens(): readonly unknown[] {
+  return shapeSpecimens
+}
+
+/**
+ * Keeps frozen copies of up to `wanted` of `events` (their strings emptied, so nothing of the
+ * log's content is kept), replacing those of an earlier log when it starts one, and returns how
+ * many are still wanted. `JSON.parse` gives an object the hidden class its keys and the kinds
+ * of its values make, and V8 holds such a class only while some object has it: once a closed
+ * session's events were collected, the optimised code of the loader and the projector, which
+ * checks those classes, was discarded, and the next load of a log of the same shapes compiled
+ * it again (20–110 ms on a background thread per 20 MB load, bench B2, decision 0170). Logs
+ * repeat a handful of shapes, so the first events of the last log keep most of them alive:
+ * a few KB. Frozen as the events are (freezing gives an object a class of its own).
+ */
+function keepShapes(events: readonly SessionEvent[], wanted: number): number {
+  const count = Math.min(wanted, events.length)
+  const copies = events.slice(0, count).map(emptiedCopy)
+  shapeSpecimens = wanted === SPECIMEN_COUNT ? copies : shapeSpecimens.concat(copies)
+  return wanted - count
+}
+
+/** `event` parsed again from its JSON with every string emptied: the same keys, in order. */
+function emptiedCopy(event: SessionEvent): unknown {
+  return deepFreeze(JSON.parse(JSON.stringify(event, emptyStrings)))
+}
+
+function emptyStrings(_key: string, value: unknown): unknown {
+  return typeof value === 'string' ? '' : value
 }
 
 /**
