@@ -18,7 +18,11 @@ export function jsonLength(value: unknown): number {
       if (value === null) return 4
       if (Array.isArray(value)) {
         let length = value.length > 0 ? value.length + 1 : 2
-        for (const item of value) length += isSkipped(item) ? 4 : jsonLength(item)
+        // Indexed, not `for…of`: no iterator per array (bench B5+, decision 0168).
+        for (let index = 0; index < value.length; index++) {
+          const item: unknown = value[index]
+          length += isSkipped(item) ? 4 : jsonLength(item)
+        }
         return length
       }
       const proto: unknown = Object.getPrototypeOf(value)
