@@ -215,6 +215,47 @@ describe('fork of an open SQLite session', () => {
   })
 })
 
+// SQLite reads each range of kept rows for the scan and copies it inside SQLite (decision
+// 0171): a kept row missing or not in the store's form is refused as a read would report it.
+describe('fork of a SQLite session with a damaged kept row', () => {
+  const damages = [
+    ['a row deleted', 'DELETE FROM events WHERE session_id = ? AND seq = ?'],
+    ['a torn row', 'UPDATE events SET line = substr(line, 1, 40) WHERE session_id = ? AND seq = ?'],
+    [
+      'a row holding the next seq',
+      `UPDATE events SET line = replace(line, '{"seq":' || seq || ',', '{"seq":' || (seq + 1) || ',') WHERE session_id = ? AND seq = ?`,
+    ],
+  ] as const
+  it.each(damages)('refuses %s, as a read reports it, leaving no child', async (_, change) => {
+    const directory = tempDirectory()
+    const path = join(directory, 'sessions.db')
+    const store = await storeOf('sqlite', directory, EVERY_CLOSE)
+    // Over two ranges of copied rows (1,000 each), the damage in the second.
+    const { id, events } = await written(store, 200)
+    const cut = middleCut(events)
+    const damaged = 1100
+    expect(cut).toBeGreaterThan(damaged)
+    const listed = (await store.list()).length
+    const db = new Database(path)
+    db.prepare(change).run(id, damaged)
+    db.close()
+    for (const isOpen of [false, true]) {
+      const source = isOpen ? await store.open(id) : undefined
+      await expect(store.fork(id, { atSeq: cut })).rejects.toMatchObject({
+        code: 'LOG_CORRUPT',
+        message: expect.stringContaining(`seq ${damaged}`),
+      })
+      await source?.close()
+    }
+    expect((await store.list()).length).toBe(listed)
+    const check = new Database(path, { readonly: true })
+    const sessions = check.prepare('SELECT DISTINCT session_id FROM events').pluck().all()
+    check.close()
+    expect(sessions).toEqual([id])
+    await store.close()
+  })
+})
+
 /** Rewrites the stored line of `seq` of a JSONL session in place, as a hand edit would. */
 function changeStoredLine(
   directory: string,

@@ -101,6 +101,30 @@ describe('SQLite search, indexed when it runs', () => {
     checkIndex(join(directory, 'sessions.db'))
   })
 
+  it('finds the messages of a fork copied in several ranges, through its cut only', async () => {
+    const directory = tempDirectory()
+    const path = join(directory, 'sessions.db')
+    const store = await storeOf('sqlite', directory)
+    const source = await store.create()
+    // 2,500 events: a fork at 1,700 copies its rows in two ranges (decision 0171).
+    for (let turn = 1; turn <= 500; turn++)
+      appendAll(source, [turnStart(turn), user(`ibex${turn} herd`), user('herd'), turnEnd(turn)])
+    await source.close()
+    const child = await store.fork(source.header.id, { atSeq: 1699 })
+    await child.close()
+    const inChild = async (word: string, limit = 20) =>
+      (await store.search(word, { limit }))
+        .filter((hit) => hit.sessionId === child.header.id)
+        .map((hit) => hit.seq)
+    expect(await inChild('ibex1')).toEqual([1])
+    expect(await inChild('ibex400')).toEqual([1597])
+    expect(await inChild('ibex425')).toEqual([1697])
+    expect(await inChild('ibex426')).toEqual([])
+    expect(await inChild('herd', 5000)).toHaveLength(850)
+    expect(marks(path)).toContainEqual({ id: child.header.id, events: 1700, mark: 1699 })
+    checkIndex(path)
+  })
+
   it('indexes a message whose text moved to a blob', async () => {
     const directory = tempDirectory()
     const store = await storeOf('sqlite', directory)

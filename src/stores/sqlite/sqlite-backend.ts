@@ -25,6 +25,12 @@ import { createWalSync, type WalSync } from './wal-sync.js'
 /** Rows per read, between event-loop turns (about 1 MiB of typical events). */
 const PAGE_ROWS = 1000
 /**
+ * Rows a fork copies per `INSERT … SELECT` (decision 0171). SQLite copies rows within their
+ * own table through a temporary table; a whole prefix in one statement spills it to a
+ * temporary file, a range of about 1 MiB stays in memory and costs about half the CPU.
+ */
+const COPY_ROWS = 1000
+/**
  * Rows per `INSERT` of an append, largest first: a batch goes in as few statements as these
  * sizes allow (a batch of 50 in five, not fifty), each row's values bound as for one.
  */
@@ -92,15 +98,6 @@ export function createSqliteBackend(path: string, counters: StoreCounters | unde
         `INSERT INTO events (session_id, seq, line) VALUES ${'(?, ?, ?), '.repeat(rows - 1)}(?, ?, ?)`,
       ),
     ),
-    /** `page` as rows `[seq, line]`. */
-    pageRows: db
-      .prepare<[string, number, number, number], [number, string]>(
-        'SELECT seq, line FROM events WHERE session_id = ? AND seq >= ? AND seq <= ? ORDER BY seq LIMIT ?',
-      )
-      .raw(true),
-    copyEvents: db.prepare(
-      'INSERT INTO events (session_id, seq, line) SELECT ?, seq, line FROM events WHERE session_id = ? AND seq <= ?',
-    ),
     lease: db.prepare<[string], { pid: number; host: string }>(
       'SELECT pid, host FROM leases WHERE session_id = ?',
     ),
@@ -121,6 +118,19 @@ export function createSqliteBackend(path: string, counters: StoreCounters | unde
       'INSERT INTO checkpoints (session_id, body) VALUES (?, ?) ON CONFLICT (session_id) DO UPDATE SET body = excluded.body',
     ),
     deleteCheckpoint: db.prepare('DELETE FROM checkpoints WHERE session_id = ?'),
+  }
+  /** A fork's statements: it reads and copies a range of seqs at a time (`COPY_ROWS`). */
+  const forkStatements = {
+    /** The lines of seqs `[from, to]`, in order. */
+    lines: db
+      .prepare<[string, number, number], string>(
+        'SELECT line FROM events WHERE session_id = ? AND seq >= ? AND seq <= ? ORDER BY seq',
+      )
+      .pluck(true),
+    /** Copies the source's rows of seqs `[from, to]` into the child, inside SQLite. */
+    copy: db.prepare<[string, string, number, number]>(
+      'INSERT INTO events (session_id, seq, line) SELECT ?, seq, line FROM events WHERE session_id = ? AND seq >= ? AND seq <= ?',
+    ),
   }
   const listStatements = new Map<string, Database.Statement<unknown[], ListRow>>()
   function listStatement(byCwd: boolean, afterCursor: boolean) {
@@ -355,16 +365,22 @@ export function createSqliteBackend(path: string, counters: StoreCounters | unde
       const lease = commit(`cannot fork session ${sourceId}`, () => {
         // The child is indexed for search when a search runs, like any append.
         insertSession(header, throughSeq + 1)
-        statements.copyEvents.run(header.id, sourceId, throughSeq)
+        for (let from = 0; from <= throughSeq; from += COPY_ROWS)
+          forkStatements.copy.run(
+            header.id,
+            sourceId,
+            from,
+            Math.min(throughSeq, from + COPY_ROWS - 1),
+          )
         if (checkpoint !== undefined) statements.writeCheckpoint.run(header.id, checkpoint)
         return takeLease(header.id)
       })
       return { lease, isCheckpointed: checkpoint !== undefined }
     },
     async copyInspected(sourceId, header, options) {
-      // One pass (decision 0019): each kept row is read once, inspected and inserted, in one
-      // transaction, instead of a scan and then `INSERT … SELECT`, which within one table goes
-      // through a temporary copy of the rows.
+      // One pass (decisions 0019, 0171), in one transaction: each range of kept rows is read
+      // once as text and inspected, then copied inside SQLite (`forkStatements.copy`), so no
+      // line goes back through JavaScript to be inserted.
       const { throughSeq } = options
       let count = 0
       let checkpoint: string | undefined
@@ -373,33 +389,22 @@ export function createSqliteBackend(path: string, counters: StoreCounters | unde
         lease = db
           .transaction(() => {
             insertSession(header, throughSeq === undefined ? 0 : throughSeq + 1)
-            const texts: string[] = []
             const positions: number[] = []
-            const values: unknown[] = []
-            const [many, , one] = statements.insertEvents
             const last = throughSeq ?? Number.MAX_SAFE_INTEGER
-            for (let next = 0; ; ) {
-              const rows = statements.pageRows.all(sourceId, next, last, PAGE_ROWS)
-              texts.length = 0
-              positions.length = 0
-              for (const [seq, line] of rows) {
-                texts.push(line)
-                positions.push(seq)
-              }
-              if (rows.length > 0 && !options.inspect({ texts, positions })) throw REFUSED
-              for (const [seq, line] of rows) {
-                values.push(header.id, seq, line)
-                if (values.length === INSERT_ROWS[0] * 3) {
-                  many!.run(values)
-                  values.length = 0
-                }
-              }
-              count += rows.length
-              if (rows.length < PAGE_ROWS) break
-              next = rows[rows.length - 1]![0] + 1
+            for (let from = 0; from <= last; from += COPY_ROWS) {
+              const to = Math.min(last, from + COPY_ROWS - 1)
+              const texts = forkStatements.lines.all(sourceId, from, to)
+              // Rows are keyed by seq, so line `i` is seq `from + i` unless the keys have a
+              // gap: then a line names another seq than the scan expects, or the count falls
+              // short of the cut below, and the copy is refused either way.
+              positions.length = texts.length
+              for (let index = 0; index < texts.length; index++) positions[index] = from + index
+              if (texts.length > 0 && !options.inspect({ texts, positions })) throw REFUSED
+              // The same rows the read just gave: this transaction holds the write lock.
+              forkStatements.copy.run(header.id, sourceId, from, to)
+              count += texts.length
+              if (texts.length < to - from + 1) break
             }
-            for (let index = 0; index < values.length; index += 3)
-              one!.run(values[index], values[index + 1], values[index + 2])
             if (throughSeq === undefined) statements.updateCount.run(count, header.id)
             else if (count !== throughSeq + 1) throw REFUSED
             checkpoint = options.checkpoint?.((seq) => seq)
