@@ -19,6 +19,7 @@ import { open, readFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { monitorEventLoopDelay, performance } from 'node:perf_hooks'
+import { crc32 } from 'node:zlib'
 import Database from 'better-sqlite3'
 import {
   createLogChecker,
@@ -263,8 +264,22 @@ async function durableAppend(
     const unused: number[] = []
     const guardedFloor =
       kind === 'jsonl'
-        ? jsonlFloor(directory, batches, unused, unused, () => run++, guarded)
-        : sqliteFloor(directory, batches, unused, unused, () => run++, guarded)
+        ? jsonlFloor(
+            directory,
+            batches,
+            unused,
+            unused,
+            () => run++,
+            () => guarded('bytes'),
+          )
+        : sqliteFloor(
+            directory,
+            batches,
+            unused,
+            unused,
+            () => run++,
+            () => guarded('text'),
+          )
     await guardedFloor()
     const guardedPairs = await interleaveAsync(APPEND_PAIRS, 'cpu', guardedFloor, floor)
     // SQLite indexes for search when a search runs (decision 0068): what the appends above
@@ -355,14 +370,16 @@ async function durableAppend(
  * The work a durable append must do in memory whatever the code around it, by the rules of
  * docs/spec.md §3 and §9 (decision 0076): a frozen copy of the data, its check against the
  * event's shape, the invariants, the projection, the events kept, the lines and their
- * checksum (for the checkpoint). Returns the encoder of one batch: its lines.
+ * checksum (for the checkpoint) in the store's form. Returns the encoder of one batch: its
+ * lines. In the `bytes` form (JSONL) the checksum is the CRC of the bytes written, summed by
+ * the floor's writer as the store's writer sums them (decision 0167): the encoder sums nothing.
  */
-function guarded(): (batch: readonly Append[]) => string[] {
+function guarded(form: 'bytes' | 'text'): Encoder {
   const events: SessionEvent[] = []
   const checker = createLogChecker({ allowOpenTurn: true })
   const projector = createProjector((seq) => events[seq])
   let checksum = 0
-  return (batch) => {
+  const encoder: Encoder = (batch) => {
     const lines: string[] = new Array(batch.length)
     for (let index = 0; index < batch.length; index++) {
       const [type, data] = batch[index]!
@@ -379,13 +396,18 @@ function guarded(): (batch: readonly Append[]) => string[] {
       projector.apply(event)
       lines[index] = JSON.stringify(event)
     }
-    checksum = checksumOfLines('bytes', lines, checksum)
+    if (form === 'text') checksum = checksumOfLines('text', lines, checksum)
     return lines
   }
+  encoder.sumsBytes = form === 'bytes'
+  return encoder
 }
 
+/** Encodes a batch into lines; `sumsBytes`: the floor's writer must CRC the bytes it writes. */
+type Encoder = ((batch: readonly Append[]) => string[]) & { sumsBytes?: boolean }
+
 /** Encodes a batch as the floor does: the envelope of each append, and nothing else. */
-function plain(): (batch: readonly Append[]) => string[] {
+function plain(): Encoder {
   let seq = 0
   return (batch) => batch.map((append) => envelope(seq++, append))
 }
@@ -396,16 +418,19 @@ function jsonlFloor(
   points: number[],
   busy: number[],
   next: () => number,
-  encoder: () => (batch: readonly Append[]) => string[] = plain,
+  encoder: () => Encoder = plain,
 ) {
   return async () => {
     const path = join(directory, `floor-${next()}.jsonl`)
     const handle = await open(path, 'a')
     const encode = encoder()
+    let checksum = 0
     for (const batch of batches) {
       const start = process.hrtime.bigint()
       const loop = performance.eventLoopUtilization()
-      await handle.write(`${encode(batch).join('\n')}\n`)
+      const bytes = Buffer.from(`${encode(batch).join('\n')}\n`)
+      if (encode.sumsBytes) checksum = crc32(bytes, checksum)
+      await handle.write(bytes)
       await handle.datasync()
       busy.push(performance.eventLoopUtilization(loop).active)
       points.push(Number(process.hrtime.bigint() - start) / 1e6)
@@ -421,7 +446,7 @@ function sqliteFloor(
   points: number[],
   busy: number[],
   next: () => number,
-  encoder: () => (batch: readonly Append[]) => string[] = plain,
+  encoder: () => Encoder = plain,
 ) {
   const db = new Database(join(directory, `floor-${next()}.db`))
   db.pragma('journal_mode = WAL')

@@ -126,8 +126,17 @@ export type WriterStart = {
 
 /** Appends batches of events to one session's log. */
 export interface BatchWriter {
-  /** Appends and makes durable, in order. `lines[i]` is the stored form of `events[i]`. */
-  write(events: readonly SessionEvent[], lines: readonly string[]): Promise<void>
+  /**
+   * Appends and makes durable, in order. `lines[i]` is the stored form of `events[i]`. With
+   * `checksum` (a running checksum in the `bytes` form), a writer that encodes the lines to
+   * write them may return that checksum continued over the bytes it wrote (JSONL), so they are
+   * not encoded again to sum them; otherwise the caller sums `lines`.
+   */
+  write(
+    events: readonly SessionEvent[],
+    lines: readonly string[],
+    checksum?: number,
+  ): Promise<number | undefined>
   /** Where the durable record of `seq` ends, if known (what `copyPrefix` takes). */
   positionOf(seq: number): number | undefined
   /** Finishes metadata and releases resources (not the lease). */

@@ -78,6 +78,10 @@ type SourceHeader = SessionHeader & { readonly text: string }
 /** What a fork at the end of an open session starts its child from. */
 type ForkBasis = Covered & { readonly checksum?: number }
 
+/** A batch written durably: its lines, and the checksum through it if the writer summed it. */
+type Written = { readonly lines: readonly string[]; readonly checksum: number | undefined }
+const NOTHING_WRITTEN: Written = { lines: [], checksum: undefined }
+
 /** A session open for writing from this store. */
 type LiveEntry = {
   readonly session: StoredSession & LiveSession
@@ -113,15 +117,21 @@ export function createSessionStore(backend: Backend, options: StoreOptions = {})
   }
 
   /** Writes `events` durably; returns their stored lines. */
+  /**
+   * Writes a batch durably. Returns its lines and, when the writer summed the bytes it wrote
+   * (given `checksum`, the running checksum before the batch, in the `bytes` form), the
+   * checksum after them.
+   */
   async function writeDurably(
     writer: BatchWriter,
     events: readonly SessionEvent[],
-  ): Promise<readonly string[]> {
-    if (events.length === 0) return []
+    checksum?: number,
+  ): Promise<Written> {
+    if (events.length === 0) return NOTHING_WRITTEN
     const lines = await encodeEvents(events, backend.blobs)
-    await writer.write(events, lines)
+    const summed = await writer.write(events, lines, checksum)
     if (counters) counters.batches++
-    return lines
+    return { lines, checksum: summed }
   }
 
   /**
@@ -198,7 +208,7 @@ export function createSessionStore(backend: Backend, options: StoreOptions = {})
           : { positions: input.positions, positionsFrom: resumed ? resumed.throughSeq : 0 }),
         ...(input.isListed ? { isListed: true } : {}),
       })
-      if (input.unwritten) noteDurable(events, await writeDurably(writer, events))
+      if (input.unwritten) noteDurable(events, await writeDurably(writer, events, sumOnWrite()))
     } catch (error) {
       await writer?.close().catch(() => {
         // The original failure is the one to report.
@@ -222,10 +232,16 @@ export function createSessionStore(backend: Backend, options: StoreOptions = {})
       return rebuilt
     }
 
+    /** The running checksum a writer may continue over the bytes it writes (`bytes` form). */
+    function sumOnWrite(): number | undefined {
+      return durable && checksumForm === 'bytes' ? durable.checksum : undefined
+    }
+
     /** Takes note of a batch made durable; then writes a checkpoint if one is due. */
-    function noteDurable(batch: readonly SessionEvent[], lines: readonly string[]): void {
+    function noteDurable(batch: readonly SessionEvent[], written: Written): void {
       if (!durable || batch.length === 0) return
-      durable.checksum = checksumOfLines(checksumForm, lines, durable.checksum)
+      const { lines } = written
+      durable.checksum = written.checksum ?? checksumOfLines(checksumForm, lines, durable.checksum)
       for (const line of lines) durable.characters += line.length
       durable.throughSeq = batch.at(-1)!.seq
       if (self && isCheckpointDue()) writeCheckpoint()
@@ -283,7 +299,8 @@ export function createSessionStore(backend: Backend, options: StoreOptions = {})
     }
 
     const sink = createWriteBehindSink({
-      writeBatch: async (batch) => noteDurable(batch, await writeDurably(opened, batch)),
+      writeBatch: async (batch) =>
+        noteDurable(batch, await writeDurably(opened, batch, sumOnWrite())),
       ...(checkInvariants
         ? {
             check: (event: SessionEvent) => {

@@ -599,6 +599,44 @@ describe('the JSONL checksum (decision 0162)', () => {
   })
 })
 
+describe('the JSONL checksum summed over the bytes written (decision 0167)', () => {
+  // The writer continues the checkpoint's checksum over the very buffer it writes, instead of
+  // the session store encoding the lines again: it must equal what a full load sums from the
+  // file, for any text (multi-byte, astral, lone surrogates, which the line escapes), over
+  // batches of one or more events.
+  const text = fc.oneof(
+    fc.string({ unit: 'grapheme', maxLength: 40 }),
+    fc.string({ unit: 'binary', maxLength: 40 }),
+    fc.constantFrom('é', '✓ done', '😀', '\ud800', 'a\nb', 'x'.repeat(2_000)),
+  )
+  it('equals the CRC-32 of the file’s event lines and the checksum a fresh load computes', async () => {
+    const { directory, backend, store } = await setup('jsonl')
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(fc.array(text, { minLength: 1, maxLength: 4 }), { minLength: 1, maxLength: 5 }),
+        async (batches) => {
+          const session = await store.create()
+          appendAll(session, [turnStart(1)])
+          for (const batch of batches) {
+            for (const value of batch) appendAll(session, [user(value)])
+            await session.flush()
+          }
+          appendAll(session, [turnEnd(1)])
+          await session.close()
+          const id = session.header.id
+          const bytes = readFileSync(join(directory, 'jsonl', 'sessions', id, 'events.jsonl'))
+          const checkpoint = (await storedCheckpoint(backend, id))!
+          expect(checkpoint.throughSeq).toBe(session.nextSeq - 1)
+          expect(checkpoint.position).toBe(bytes.length)
+          expect(checkpoint.checksum).toBe(crc32(bytes.subarray(bytes.indexOf(10) + 1)))
+          expect(checkpoint.checksum).toBe((await loadEvents(backend, id)).checksum)
+        },
+      ),
+      { numRuns: 25 },
+    )
+  })
+})
+
 describe('the SQLite schema', () => {
   it('migrates a version 1 database forward, keeping its sessions', async () => {
     const directory = tempDirectory()

@@ -8,6 +8,7 @@
  */
 import { constants } from 'node:fs'
 import { open } from 'node:fs/promises'
+import { crc32 } from 'node:zlib'
 import type { BatchWriter, WriterStart } from '../backend.js'
 import type { StoreCounters } from '../store.js'
 import { writeMeta } from './meta-file.js'
@@ -91,8 +92,11 @@ export async function openJsonlWriter(options: {
   } else await refreshMeta()
 
   return {
-    async write(events, lines) {
+    async write(events, lines, checksum) {
       const buffer = Buffer.from(`${lines.join('\n')}\n`, 'utf8')
+      // The checkpoint's checksum (`bytes` form) over the very bytes written: encoding the
+      // lines again to sum them cost about as much as the CRC itself (decision 0167).
+      const summed = checksum === undefined ? undefined : crc32(buffer, checksum)
       let written = 0
       while (written < buffer.length) {
         const { bytesWritten } = await handle.write(buffer, written, buffer.length - written)
@@ -118,6 +122,7 @@ export async function openJsonlWriter(options: {
         updatedAt = last.time
         scheduleMeta()
       }
+      return summed
     },
     positionOf: (seq) => (seq >= firstSeq ? positions[seq - firstSeq] : undefined),
     async close() {
