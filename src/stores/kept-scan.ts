@@ -7,7 +7,7 @@
 import { crc32 } from 'node:zlib'
 import type { ProjectionState } from '../core/index.js'
 import type { Backend, ChecksumForm, CopiedLines, CopiedTexts, RecordBatch } from './backend.js'
-import { checksumOfRecords } from './checkpoint.js'
+import { checksumOfRecords, checksumOfTexts } from './checkpoint.js'
 
 /** What a fork needs of the kept events `[0..cut]`, read off their envelopes (`scanKept`). */
 export type KeptScan = {
@@ -220,39 +220,14 @@ let joinBuffer: Buffer = Buffer.allocUnsafe(0)
 const NEWLINE = new Uint8Array([10])
 
 /**
- * Where `textsChecksum` encodes texts to sum them a stretch at a time; shared, since summing
- * is synchronous.
- */
-const TEXT_SCRATCH = Buffer.allocUnsafe(64 * 1024)
-
-/**
- * Continues a checksum in `form` over stored lines given as text. They are encoded into a
- * scratch buffer and summed a stretch per call (the CRC-32 of a string is that of its UTF-8
- * bytes, and CRC-32 chains): one call per record, each encoding its string first, cost about
- * twice as much for rows of ~1 KB (decision 0171). Not joined as strings: that costs more.
+ * Continues a checksum in `form` over stored lines given as text, a stretch of them per CRC
+ * call (decision 0171).
  */
 function textsChecksum(form: ChecksumForm, texts: readonly string[], previous: number): number {
-  const newline = form === 'bytes' ? 1 : 0
-  let checksum = previous
-  let filled = 0
-  for (let index = 0; index < texts.length; index++) {
-    const text = texts[index]!
-    // At most 3 UTF-8 bytes per UTF-16 code unit.
-    const most = text.length * 3 + newline
-    if (filled + most > TEXT_SCRATCH.length) {
-      checksum = crc32(TEXT_SCRATCH.subarray(0, filled), checksum)
-      filled = 0
-      if (most > TEXT_SCRATCH.length) {
-        checksum = crc32(text, checksum)
-        if (newline) checksum = crc32(NEWLINE, checksum)
-        continue
-      }
-    }
-    filled += TEXT_SCRATCH.write(text, filled, 'utf8')
-    if (newline) TEXT_SCRATCH[filled++] = 0x0a
-  }
-  return filled === 0 ? checksum : crc32(TEXT_SCRATCH.subarray(0, filled), checksum)
+  return checksumOfTexts(form, texts, 0, texts.length, itself, previous)
 }
+
+const itself = (text: string) => text
 
 /**
  * Continues a checksum in `form` over copied lines, in one call, not one per line. In the
