@@ -41,6 +41,7 @@ import { EVENT_DATA_CHECK } from '../src/stores/stored-shapes.js'
 import { scriptedProvider } from '../src/testing.js'
 import { type Append, appends } from './fixtures.js'
 import { fmt, median, type Pair, type Row, ratios } from './measure.js'
+import { threadCpuClock } from './thread-cpu.js'
 
 const MiB = 1024 * 1024
 export type Kind = 'jsonl' | 'sqlite'
@@ -137,6 +138,62 @@ async function openAndProject(store: SessionStore, id: string): Promise<number> 
   return count
 }
 
+/** What `watchStretches` saw: all in ms. */
+type Stretches = {
+  /** The most main-thread CPU between two ticks of a 1 ms timer (0 without a thread clock). */
+  readonly cpu: number
+  /** The longest wall time between two ticks, and how much of it the thread waited for a CPU. */
+  readonly wall: number
+  readonly waiting: number | undefined
+}
+
+/**
+ * Runs `run` with a 1 ms timer beside it and returns its longest stretches (decision 0173). The
+ * wall figure of B2's histogram counts the time the main thread was runnable but not running:
+ * on this shared 2-core machine, the run queue's wait made most of the 107–284 ms blocks seen
+ * at `--full` size. The main thread's CPU between ticks (bench/thread-cpu.ts) is the loader's
+ * work plus the collector's share on the main thread; the run-queue wait is read from Linux's
+ * `/proc/self/task/<pid>/schedstat` (undefined elsewhere). Untimed: a tick costs a few µs.
+ */
+async function watchStretches(run: () => Promise<unknown>): Promise<Stretches> {
+  const clock = threadCpuClock() ?? (() => 0)
+  const schedstat = `/proc/self/task/${process.pid}/schedstat`
+  const waited = () => {
+    try {
+      return Number(readFileSync(schedstat, 'utf8').split(' ')[1]) / 1e6
+    } catch {
+      // Not Linux, or no schedstat: the wait is not known.
+      return Number.NaN
+    }
+  }
+  let longest = { cpu: 0, wall: 0, waiting: 0 }
+  let last = { cpu: clock(), wall: performance.now(), waiting: waited() }
+  const tick = () => {
+    const now = { cpu: clock(), wall: performance.now(), waiting: waited() }
+    const cpu = Math.max(longest.cpu, now.cpu - last.cpu)
+    longest =
+      now.wall - last.wall > longest.wall
+        ? { cpu, wall: now.wall - last.wall, waiting: now.waiting - last.waiting }
+        : { ...longest, cpu }
+    last = now
+  }
+  const timer = setInterval(tick, 1)
+  try {
+    await run()
+  } finally {
+    clearInterval(timer)
+  }
+  tick()
+  return {
+    cpu: longest.cpu,
+    wall: longest.wall,
+    waiting: Number.isNaN(longest.waiting) ? undefined : longest.waiting,
+  }
+}
+
+/** Untimed loads of B2 watched by `watchStretches`. */
+const WATCHED_RUNS = 3
+
 /** B2: full load (parse, check, project) against reading and JSON.parse of the same lines. */
 async function fullLoad(directory: string, full: boolean): Promise<Row[]> {
   const rows: Row[] = []
@@ -184,6 +241,17 @@ async function fullLoad(directory: string, full: boolean): Promise<Row[]> {
       longestBlock = Math.max(longestBlock, delay.max / 1e6)
     }
     const pairs = await interleaveAsync(5, 'cpu', subject, floor)
+    // After the pairs, so the timer's ticks are not in their CPU.
+    const watched: Stretches[] = []
+    for (let run = 0; run < WATCHED_RUNS; run++) {
+      ;(globalThis as { gc?: () => void }).gc?.()
+      watched.push(await watchStretches(() => openAndProject(store, id)))
+    }
+    const longestGap = watched.reduce((a, b) => (b.wall > a.wall ? b : a))
+    const waiting =
+      longestGap.waiting === undefined
+        ? ''
+        : `, ${longestGap.waiting.toFixed(0)} ms of it waiting for a CPU`
     db?.close()
     const bytes =
       kind === 'jsonl'
@@ -191,7 +259,7 @@ async function fullLoad(directory: string, full: boolean): Promise<Row[]> {
         : sqliteBytes(join(directory, `b2-${kind}`, 'sessions.db'), id)
     rows.push({
       id: 'B2',
-      what: `${kind}: full load of ${mb(bytes)} / ${events.length.toLocaleString('en')} events (CPU); longest event-loop block ${longestBlock.toFixed(0)} ms`,
+      what: `${kind}: full load of ${mb(bytes)} / ${events.length.toLocaleString('en')} events (CPU); longest event-loop block ${longestBlock.toFixed(0)} ms; in ${WATCHED_RUNS} more loads the longest stretch used ${Math.max(...watched.map((w) => w.cpu)).toFixed(0)} ms of main-thread CPU, the longest gap ${longestGap.wall.toFixed(0)} ms${waiting} (decision 0173)`,
       figure: fmt.ms(medianOf(pairs, 'subject')),
       floor: `${fmt.ms(medianOf(pairs, 'floor'))} read+parse`,
       ratio: fmt.ratio(ratios(pairs)),
