@@ -7,6 +7,9 @@
 import { toFrozenJson } from './json.js'
 import type { JsonValue } from './values.js'
 
+/** As in json.ts: on a `for…in` key, optimised code answers it from V8's key cache. */
+const ownKeyCheck: (this: object, key: PropertyKey) => boolean = Object.prototype.hasOwnProperty
+
 /** Deeper than this the walk gives up and `toFrozenJson` decides (it has a cycle check). */
 const OWNED_DEPTH = 256
 
@@ -42,7 +45,7 @@ function isOwnedPlain(value: unknown, depth: number): boolean {
   if (proto !== Object.prototype && proto !== null) return false
   const record = value as Record<string, unknown>
   for (const key in record) {
-    if (!Object.hasOwn(record, key)) continue
+    if (!ownKeyCheck.call(record, key)) continue
     const field = record[key]
     if (typeof field === 'object' ? !isOwnedPlain(field, depth + 1) : !isLeaf(field)) return false
   }

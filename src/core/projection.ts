@@ -5,6 +5,7 @@
 import { assertNever } from './errors.js'
 import { type CoreEvent, type EventMap, isCoreEvent, type SessionEvent } from './events.js'
 import { jsonLength } from './json-length.js'
+import { emptyObjectArray } from './object-array.js'
 import { prefixView } from './prefix-view.js'
 import type { AssistantBlock, ContentBlock } from './values.js'
 
@@ -104,7 +105,7 @@ class TranscriptProjector implements Projector {
   readonly #eventAt: EventAt
   #header: CoreEvent<'request/header'> | undefined
   // Only ever pushed to; a compaction starts a new array, so older views keep theirs intact.
-  #messages: Message[] = []
+  #messages = emptyObjectArray<Message>()
   #characters = 0
   // Where projecting afresh must start (`ProjectionState.from`).
   #from = 0

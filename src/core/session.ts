@@ -17,6 +17,7 @@ import {
 import { createLogChecker, type LogChecker } from './invariants.js'
 import { deepFreeze, toFrozenJson } from './json.js'
 import { EMPTY_LOG_STATE, foldEvent, type LogState } from './log-fold.js'
+import { emptyObjectArray } from './object-array.js'
 import { freezeOwnedJson } from './owned-json.js'
 import {
   createProjector,
@@ -339,7 +340,7 @@ export function openLiveSession(options: OpenLiveSessionOptions): LiveSession {
     (foldedThrough < residentFrom || foldedThrough > residentFrom + options.events.length)
   )
     throw new RudderError('WRONG_STATE', 'openLiveSession: `folded` must end within the events')
-  let resident: SessionEvent[] = []
+  let resident = emptyObjectArray<SessionEvent>()
   const eventAt = (seq: number): SessionEvent | undefined => resident[seq - residentFrom]
   // Undefined while the projection waits in `deferred` for `loadProjection`.
   let projector: Projector | undefined = options.projection ? undefined : createProjector(eventAt)
@@ -617,7 +618,7 @@ export function openLiveSession(options: OpenLiveSessionOptions): LiveSession {
       live.state()
       deferred = { state, throughSeq }
       projector = undefined
-      resident = []
+      resident = emptyObjectArray<SessionEvent>()
       residentFrom = throughSeq + 1
       history = next
       return true

@@ -8,7 +8,13 @@
  * written: every later `write` throws and every `flush` rejects with the same `StoreError`,
  * so the durable log is always a prefix of what was appended, with no gap.
  */
-import { messageOf, type SessionEvent, type SessionSink, StoreError } from '../core/index.js'
+import {
+  emptyObjectArray,
+  messageOf,
+  type SessionEvent,
+  type SessionSink,
+  StoreError,
+} from '../core/index.js'
 
 export type WriteBehindOptions = {
   /** Writes one batch and makes it durable. */
@@ -24,7 +30,7 @@ export type WriteBehindOptions = {
 }
 
 export function createWriteBehindSink(options: WriteBehindOptions): SessionSink {
-  let pending: SessionEvent[] = []
+  let pending = emptyObjectArray<SessionEvent>()
   // The chain of batch writes. It never rejects: a failure is latched in `failure` instead.
   let tail: Promise<void> = Promise.resolve()
   let failure: StoreError | undefined
@@ -48,7 +54,7 @@ export function createWriteBehindSink(options: WriteBehindOptions): SessionSink 
     }
     if (pending.length === 0) return
     const batch = pending
-    pending = []
+    pending = emptyObjectArray<SessionEvent>()
     const run = async () => {
       try {
         if (!failure) await options.writeBatch(batch)
