@@ -4,6 +4,7 @@
  */
 import { type JsonValue, type Message, messageOf, type StopReason } from '../../core/index.js'
 import { jsonLength } from '../../core/json-length.js'
+import { emptyObjectArray } from '../../core/object-array.js'
 import { prefixOf } from '../../core/prefix-view.js'
 import type { ModelRequest, Provider, StreamPart } from '../provider.js'
 
@@ -56,7 +57,8 @@ export function scriptedProvider(
   steps: readonly ScriptEntry[],
   options: ScriptedProviderOptions = {},
 ): ScriptedProvider {
-  const requests: ModelRequest[] = []
+  // Object elements from the start: no deoptimised `push` per provider (decision 0172).
+  const requests: ModelRequest[] = emptyObjectArray()
   const chunkSize = Math.max(1, options.chunkSize ?? 8)
   const estimateTokens = createTokenEstimator()
 
