@@ -347,11 +347,14 @@ function usageOf(step: ScriptStep, calls: NonNullable<ScriptStep['toolCalls']>, 
  * through its backing array: an index read of a view is a proxy trap.
  */
 function createTokenEstimator(): (request: ModelRequest) => number {
+  // The first and last message counted of a request whose messages are not a view.
   let first: Message | undefined
   let last: Message | undefined
   // The backing array of the last `messages()` view counted: a later view over the same one
   // holds every message counted, as the array is only ever pushed to (core/prefix-view.ts).
-  let backing: readonly unknown[] | undefined
+  // Weakly held: it is the session's transcript, which a session that released its history
+  // (docs/spec.md §9.4) must not find kept alive by the provider's estimate.
+  let backing: WeakRef<readonly unknown[]> | undefined
   let count = 0
   let characters = 0
   return (request) => {
@@ -364,24 +367,31 @@ function createTokenEstimator(): (request: ModelRequest) => number {
     const isContinued =
       count > 0 &&
       length >= count &&
-      (prefix ? prefix.items === backing : messages[0] === first && messages[count - 1] === last)
+      (prefix
+        ? prefix.items === backing?.deref()
+        : messages[0] === first && messages[count - 1] === last)
     if (!isContinued) {
       count = 0
       characters = 0
     }
     // The length of each new message's `textOf`, summed without joining its text.
     for (let index = count; index < length; index++) {
-      const message = items[index]!
+      const content = items[index]!.content
       // Indexed: a `for…of` over a frozen array made an iterator and a result an item (B5+).
-      const content = message.content
       for (let block = 0; block < content.length; block++) {
         const item = content[block]!
         if (item.type === 'text') characters += item.text.length
       }
-      if (index === 0) first = message
-      last = message
     }
-    backing = prefix?.items
+    if (prefix) {
+      if (!isContinued) backing = new WeakRef(prefix.items)
+      first = undefined
+      last = undefined
+    } else {
+      backing = undefined
+      first = length > 0 ? items[0] : undefined
+      last = length > 0 ? items[length - 1] : undefined
+    }
     count = length
     return Math.ceil((request.system.length + characters) / 4)
   }
