@@ -23,7 +23,8 @@ export function toFrozenJson(value: unknown, what: string, root = 'data'): JsonV
  * `Object.hasOwn` stays a call per key (0.9k instructions an event of the B4 fixture, decision
  * 0172). Taken once, so a later change to `Object.prototype` does not reach it.
  */
-const ownKeyCheck: (this: object, key: PropertyKey) => boolean = Object.prototype.hasOwnProperty
+export const ownKeyCheck: (this: object, key: PropertyKey) => boolean =
+  Object.prototype.hasOwnProperty
 
 /** What `copy` returns for a value that is not plain JSON (or nested too deep to tell fast). */
 const NOT_PLAIN = Symbol('not plain JSON')

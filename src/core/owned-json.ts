@@ -4,11 +4,8 @@
  * (decision 0077). The check is the same: plain JSON, or `INVALID_EVENT_DATA` at the first
  * field that is not.
  */
-import { toFrozenJson } from './json.js'
+import { ownKeyCheck, toFrozenJson } from './json.js'
 import type { JsonValue } from './values.js'
-
-/** As in json.ts: on a `for…in` key, optimised code answers it from V8's key cache. */
-const ownKeyCheck: (this: object, key: PropertyKey) => boolean = Object.prototype.hasOwnProperty
 
 /** Deeper than this the walk gives up and `toFrozenJson` decides (it has a cycle check). */
 const OWNED_DEPTH = 256

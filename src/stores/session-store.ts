@@ -116,7 +116,6 @@ export function createSessionStore(backend: Backend, options: StoreOptions = {})
       )
   }
 
-  /** Writes `events` durably; returns their stored lines. */
   /**
    * Writes a batch durably. Returns its lines and, when the writer summed the bytes it wrote
    * (given `checksum`, the running checksum before the batch, in the `bytes` form), the
