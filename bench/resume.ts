@@ -87,8 +87,10 @@ export async function resumeBenchmarks(options: { full: boolean }): Promise<Row[
         const large = await writeSession(store, bigLog(size, 12))
         await resumeMs(store, small) // warm caches and JIT
         await resumeMs(store, large)
+        // 21 pairs, not 5: each resume takes a few ms of wall time, where one scheduling delay
+        // moved a median of 5 by half (ratios read 0.91× and 1.66× in two runs of the same code).
         const pairs: Pair[] = []
-        for (let index = 0; index < 5; index++)
+        for (let index = 0; index < 21; index++)
           pairs.push({ subject: await resumeMs(store, large), floor: await resumeMs(store, small) })
         rows.push({
           id: 'B1',
