@@ -15,7 +15,7 @@ import {
   StoreError,
 } from '../../core/index.js'
 import type { Backend, StoredRecord } from '../backend.js'
-import type { BlobStore } from '../blob-store.js'
+import type { BlobAddress, BlobStore } from '../blob-store.js'
 import { sessionExists, sessionNotFound } from '../errors.js'
 import { currentHolder, isHolderAlive, type Lease } from '../lease.js'
 import { decodeCursor, listingOf } from '../listing.js'
@@ -233,6 +233,22 @@ export async function createPostgresBackend(
     }
   }
 
+  async function readBlob(address: BlobAddress, location: string): Promise<Buffer> {
+    const row = (
+      await query<{ content: Buffer }>(
+        'cannot read a large payload',
+        'SELECT content FROM blobs WHERE sha256 = $1',
+        [address.sha256],
+      )
+    ).rows[0]
+    if (!row || row.content.length !== address.bytes)
+      throw new LogCorruptError(
+        location,
+        `the event refers to the large payload ${address.sha256}, which is ${row ? `${row.content.length} bytes instead of ${address.bytes}` : 'missing from the blobs table'}; restore it, or run \`rudder sessions repair\` to salvage the events before it`,
+      )
+    return row.content
+  }
+
   const blobs: BlobStore = {
     async sweep(referenced, graceMs) {
       const result = await query(
@@ -257,21 +273,9 @@ export async function createPostgresBackend(
       }
       return { sha256, bytes: buffer.length }
     },
-    async get(address, location, signal) {
-      const row = (
-        await query<{ content: Buffer }>(
-          'cannot read a large payload',
-          'SELECT content FROM blobs WHERE sha256 = $1',
-          [address.sha256],
-        )
-      ).rows[0]
-      if (!row || row.content.length !== address.bytes)
-        throw new LogCorruptError(
-          location,
-          `the event refers to the large payload ${address.sha256}, which is ${row ? `${row.content.length} bytes instead of ${address.bytes}` : 'missing from the blobs table'}; restore it, or run \`rudder sessions repair\` to salvage the events before it`,
-        )
-      return decodeUtf8(row.content, { signal })
-    },
+    get: async (address, location, signal) =>
+      decodeUtf8(await readBlob(address, location), { signal }),
+    read: readBlob,
   }
 
   let listener: { client: pg.Client; handlers: Map<string, Set<() => void>> } | undefined
