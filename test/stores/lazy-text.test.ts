@@ -5,6 +5,7 @@
  * transcript characters; and a blob missing or of the wrong size is reported at its event
  * when the log loads, as before.
  */
+import { createHash } from 'node:crypto'
 import { readdirSync, readFileSync, rmSync, truncateSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
@@ -23,7 +24,8 @@ import {
   user,
 } from '../support/log-builder.js'
 import { appendAll } from './support/events.js'
-import { backendOf, type StoreKind, tempDirectory } from './support/stores.js'
+import { adminQuery } from './support/postgres.js'
+import { backendOf, type StoreKind, tempDirectory, urlOf } from './support/stores.js'
 
 const KiB = 1024
 
@@ -193,3 +195,31 @@ describe.each(['jsonl', 'sqlite'] as const)(
     )
   },
 )
+
+describe('payload text made on first use in the postgres store', () => {
+  it('resumes holding an ASCII payload undecoded, and reports its row missing at its event', async () => {
+    const { directory, backend, store } = await setup('postgres')
+    const session = await store.create()
+    appendAll(session, entries)
+    await session.loadProjection()
+    const characters = session.transcriptCharacters()
+    await session.close()
+    const reopened = await store.open(session.header.id)
+    await reopened.loadProjection()
+    const [output, image] = toolMessage(reopened.messages()).content as readonly {
+      text?: string
+      data?: string
+    }[]
+    expect(reopened.transcriptCharacters()).toBe(characters)
+    expect(isAccessor(output!, 'text') && isAccessor(image!, 'data')).toBe(true)
+    expect(output!.text === OUTPUT && image!.data === IMAGE).toBe(true)
+    await reopened.close()
+    const sha256 = createHash('sha256').update(OUTPUT).digest('hex')
+    const schema = new URL(urlOf('postgres', directory)).searchParams.get('schema')
+    await adminQuery(`DELETE FROM ${schema}.blobs WHERE sha256 = $1`, [sha256])
+    await expect(loadEvents(backend, session.header.id)).rejects.toMatchObject({
+      location: backend.locate(session.header.id, RESULT_SEQ),
+      message: expect.stringMatching(/missing from the blobs table/),
+    })
+  })
+})
