@@ -149,10 +149,10 @@ export function decodeTrustedLine(text: string): DecodedLine {
 }
 
 /**
- * Reads the blobs a decoded line refers to and puts their content back in place. An ASCII
- * string's bytes are put there to be decoded on first use (src/stores/lazy-text.ts, decision
- * 0176); other text is decoded now. Throws the reason of `signal` if it aborts while a blob is
- * decoded.
+ * Reads the blobs a decoded line refers to and puts their content back in place. A string's
+ * bytes (a `text`'s only if ASCII) are put there to be decoded on first use
+ * (src/stores/lazy-text.ts, decision 0176); other text is decoded now. Throws the reason of
+ * `signal` if it aborts while a blob is decoded.
  */
 export async function resolveBlobs(
   line: DecodedLine,
@@ -208,7 +208,7 @@ export async function resolveBlobs(
 
 /**
  * A blob's content: its bytes when they can be decoded on first use (a string in `data`, not
- * JSON, all ASCII), else its text.
+ * JSON; a `text` all ASCII), else its text.
  */
 async function readBlob(
   blobs: BlobStore,
@@ -218,7 +218,9 @@ async function readBlob(
 ): Promise<Buffer | string> {
   if (reference.json || reference.path.length === 0) return blobs.get(reference, location, signal)
   const bytes = await blobs.read(reference, location)
-  return canDecodeLater(bytes) ? bytes : decodeUtf8(bytes, { signal })
+  return (await canDecodeLater(bytes, reference.path.at(-1)!, signal))
+    ? bytes
+    : decodeUtf8(bytes, { signal })
 }
 
 function placeAt(

@@ -49,8 +49,11 @@ async function setup(kind: StoreKind) {
 const OUTPUT = 'a line of build output, long enough to look real\n'.repeat(40_000)
 const IMAGE = Buffer.alloc(900 * KiB, 3).toString('base64')
 const NOT_ASCII = 'résumé ✓ 漢 😀\n'.repeat(30_000)
-/** Two large strings and a nested object in one object (tool-call arguments). */
-const ARGS = { first: 'x'.repeat(700 * KiB), second: 'y'.repeat(700 * KiB), nested: { n: 1 } }
+/**
+ * Two large strings, one not ASCII, and a nested object in one object (tool-call arguments):
+ * strings other than a `text` are held undecoded whatever their bytes.
+ */
+const ARGS = { first: 'x'.repeat(700 * KiB), second: 'ÿ✓'.repeat(300 * KiB), nested: { n: 1 } }
 
 /** Seq 5: the results (ASCII text, image, non-ASCII text); seq 3: the call with `ARGS`. */
 const entries: Entry[] = [
@@ -157,6 +160,25 @@ describe.each(['jsonl', 'sqlite'] as const)(
       expect(Object.keys(args)).toEqual(['first', 'second', 'nested'])
       expect({ ...args }).toEqual(ARGS)
       expect(structuredClone(args)).toEqual(ARGS)
+    })
+
+    it('decodes at load a large text that is not ASCII past its first slices', async () => {
+      const { backend, store } = await setup(kind)
+      const late = `${'a'.repeat(3 * 1024 * KiB)}é and on`
+      const session = await store.create()
+      appendAll(session, [
+        turnStart(1),
+        [
+          'user/message',
+          { id: 'u', content: [{ type: 'text', text: late }], source: { kind: 'user' } },
+        ],
+        turnEnd(1),
+      ])
+      await session.close()
+      const loaded = (await loadEvents(backend, session.header.id)).events
+      const block = (loaded[1]!.data as { content: { text: string }[] }).content[0]!
+      expect(isAccessor(block, 'text')).toBe(false)
+      expect(block.text === late).toBe(true)
     })
 
     it.each([
