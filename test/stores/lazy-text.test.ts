@@ -10,6 +10,7 @@ import { readdirSync, readFileSync, rmSync, truncateSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
 import type { Message, SessionEvent } from '../../src/core/index.js'
+import type { Backend } from '../../src/stores/backend.js'
 import type { SessionStore, StoreOptions } from '../../src/stores/index.js'
 import { loadEvents } from '../../src/stores/log-loader.js'
 import { createSessionStore } from '../../src/stores/session-store.js'
@@ -160,6 +161,52 @@ describe.each(['jsonl', 'sqlite'] as const)(
       expect(Object.keys(args)).toEqual(['first', 'second', 'nested'])
       expect({ ...args }).toEqual(ARGS)
       expect(structuredClone(args)).toEqual(ARGS)
+    })
+
+    it('ends a projection load with its abort when it comes while a large text is scanned', async () => {
+      const backend = await backendOf(kind, tempDirectory())
+      const blobs = backend.blobs!
+      const large = 'b'.repeat(5 * 1024 * KiB)
+      const controller = new AbortController()
+      const reason = new Error('load stopped by the test')
+      let armed = false
+      // Once armed, the read of the large text brings the abort on the next turn, while the
+      // scan of its bytes for ASCII waits between slices.
+      const watched: Backend = {
+        ...backend,
+        blobs: {
+          ...blobs,
+          async read(address, location) {
+            const bytes = await blobs.read(address, location)
+            if (armed && bytes.length === large.length) {
+              armed = false
+              setImmediate(() => controller.abort(reason))
+            }
+            return bytes
+          },
+        },
+      }
+      const store = createSessionStore(watched, EVERY_CLOSE)
+      stores.push(store)
+      const session = await store.create()
+      appendAll(session, [
+        turnStart(1),
+        [
+          'user/message',
+          { id: 'u', content: [{ type: 'text', text: large }], source: { kind: 'user' } },
+        ],
+        turnEnd(1),
+      ])
+      await session.close()
+      const reopened = await store.open(session.header.id)
+      armed = true
+      await expect(reopened.loadProjection(controller.signal)).rejects.toBe(reason)
+      expect(reopened.isProjectionLoaded).toBe(false)
+      await reopened.loadProjection()
+      const block = reopened.messages()[0]!.content[0] as { text: string }
+      expect(isAccessor(block, 'text')).toBe(true)
+      expect(block.text === large).toBe(true)
+      await reopened.close()
     })
 
     it('decodes at load a large text that is not ASCII past its first slices', async () => {
