@@ -7,6 +7,7 @@ import { type CoreEvent, type EventMap, isCoreEvent, type SessionEvent } from '.
 import { jsonLength } from './json-length.js'
 import { emptyObjectArray } from './object-array.js'
 import { prefixView } from './prefix-view.js'
+import { textLength } from './text-length.js'
 import type { AssistantBlock, ContentBlock } from './values.js'
 
 /** One message of the provider-neutral transcript. */
@@ -212,7 +213,7 @@ export function messageCharacters(message: Message): number {
   const content = message.content
   for (let index = 0; index < content.length; index++) {
     const block = content[index]!
-    if (block.type === 'text' || block.type === 'thinking') characters += block.text.length
+    if (block.type === 'text' || block.type === 'thinking') characters += textLength(block)
     else if (block.type === 'tool-call') characters += block.name.length + jsonLength(block.args)
     else characters += 1000 // an image: a flat guess, not its base64 size
   }

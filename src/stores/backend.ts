@@ -128,9 +128,9 @@ export type WriterStart = {
 export interface BatchWriter {
   /**
    * Appends and makes durable, in order. `lines[i]` is the stored form of `events[i]`. With
-   * `checksum` (a running checksum in the `bytes` form), a writer that encodes the lines to
-   * write them may return that checksum continued over the bytes it wrote (JSONL), so they are
-   * not encoded again to sum them; otherwise the caller sums `lines`.
+   * `checksum` (a running checksum in the backend's `checksumForm`), a writer may return it
+   * continued over the batch: JSONL over the bytes it encoded to write them, so they are not
+   * encoded again; PostgreSQL while the server commits. Otherwise the caller sums `lines`.
    */
   write(
     events: readonly SessionEvent[],

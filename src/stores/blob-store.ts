@@ -28,6 +28,11 @@ export interface BlobStore {
    */
   get(address: BlobAddress, location: string, signal?: AbortSignal): Promise<string>
   /**
+   * Reads a blob's bytes, undecoded, with the errors of `get` (missing, wrong size), so that
+   * a loader can leave the text to be made on first use (src/stores/lazy-text.ts).
+   */
+  read(address: BlobAddress, location: string): Promise<Buffer>
+  /**
    * Removes every blob whose hash is not in `referenced` and that no `put` touched in the last
    * `graceMs`. Returns how many were removed.
    */
@@ -45,6 +50,24 @@ export function createBlobStore(root: string, counters: StoreCounters | undefine
     } catch {
       // Missing (or unreadable, which the write below will report): write it.
       return false
+    }
+  }
+
+  async function read(address: BlobAddress, location: string): Promise<Buffer> {
+    const path = pathOf(address.sha256)
+    try {
+      return await reading(() => readExactly(path, address.bytes))
+    } catch (error) {
+      if (error instanceof WrongSize)
+        throw new LogCorruptError(
+          location,
+          `the large payload ${path} has ${error.size} bytes but the event expects ${address.bytes}; restore the file, or run \`rudder sessions repair\` to salvage the events before it`,
+        )
+      throw new LogCorruptError(
+        location,
+        `the event refers to the large payload ${path}, which cannot be read (${String(error)}); restore the file, or run \`rudder sessions repair\` to salvage the events before it`,
+        { cause: error },
+      )
     }
   }
 
@@ -131,25 +154,8 @@ export function createBlobStore(root: string, counters: StoreCounters | undefine
       return removed
     },
 
-    async get(address, location, signal) {
-      const path = pathOf(address.sha256)
-      let buffer: Buffer
-      try {
-        buffer = await reading(() => readExactly(path, address.bytes))
-      } catch (error) {
-        if (error instanceof WrongSize)
-          throw new LogCorruptError(
-            location,
-            `the large payload ${path} has ${error.size} bytes but the event expects ${address.bytes}; restore the file, or run \`rudder sessions repair\` to salvage the events before it`,
-          )
-        throw new LogCorruptError(
-          location,
-          `the event refers to the large payload ${path}, which cannot be read (${String(error)}); restore the file, or run \`rudder sessions repair\` to salvage the events before it`,
-          { cause: error },
-        )
-      }
-      return decodeUtf8(buffer, { signal })
-    },
+    get: async (address, location, signal) => decodeUtf8(await read(address, location), { signal }),
+    read,
   }
 }
 

@@ -6,9 +6,11 @@
 import type { JsonValue, SessionEvent } from '../core/index.js'
 import { LogCorruptError } from '../core/index.js'
 import type { BlobStore } from './blob-store.js'
+import { canDecodeLater, freezeHolder, placeLazyText } from './lazy-text.js'
 import { RecordProblem } from './record-problem.js'
 import { describeShapeIssue } from './shape-check.js'
 import { type BlobReference, ENVELOPE_CHECK } from './stored-shapes.js'
+import { decodeUtf8 } from './utf8-slices.js'
 
 /** No stored line or row is larger than this (B13). */
 export const LINE_LIMIT_BYTES = 1024 * 1024
@@ -147,8 +149,10 @@ export function decodeTrustedLine(text: string): DecodedLine {
 }
 
 /**
- * Reads the blobs a decoded line refers to and puts their content back in place. Throws the
- * reason of `signal` if it aborts while a blob is decoded.
+ * Reads the blobs a decoded line refers to and puts their content back in place. A string's
+ * bytes (a `text`'s only if ASCII) are put there to be decoded on first use
+ * (src/stores/lazy-text.ts, decision 0176); other text is decoded now. Throws the reason of
+ * `signal` if it aborts while a blob is decoded.
  */
 export async function resolveBlobs(
   line: DecodedLine,
@@ -165,18 +169,27 @@ export async function resolveBlobs(
     )
   // Every read is started at once; each is then put in place in order, so the first reference
   // that cannot be read or placed is the one reported, as when they were read one by one.
-  const reads = line.blobs.map((reference) => blobs.get(reference, location, signal))
+  const reads = line.blobs.map((reference) => readBlob(blobs, reference, location, signal))
   for (const read of reads)
     read.catch(() => {
       // Reported below, in order, unless an earlier reference fails first.
     })
+  // Objects given lazy text, and its keys in each: frozen once all are placed.
+  const holders = new Map<object, Set<string>>()
   for (let index = 0; index < reads.length; index++) {
     const reference = line.blobs[index]!
-    const text = await reads[index]!
-    let content: unknown = text
+    const read = await reads[index]!
+    if (typeof read !== 'string') {
+      const { parent, key } = placeholderAt(line, reference.path, location, hint)
+      placeLazyText(parent, key, read)
+      const keys = holders.get(parent) ?? new Set<string>()
+      holders.set(parent, keys.add(String(key)))
+      continue
+    }
+    let content: unknown = read
     if (reference.json) {
       try {
-        content = JSON.parse(text)
+        content = JSON.parse(read)
       } catch (error) {
         throw new LogCorruptError(
           location,
@@ -189,7 +202,25 @@ export async function resolveBlobs(
     }
     placeAt(line, reference.path, content, location, hint)
   }
+  for (const [parent, keys] of holders) freezeHolder(parent, keys)
   delete (line as { blobs?: unknown }).blobs
+}
+
+/**
+ * A blob's content: its bytes when they can be decoded on first use (a string in `data`, not
+ * JSON; a `text` all ASCII), else its text.
+ */
+async function readBlob(
+  blobs: BlobStore,
+  reference: BlobReference,
+  location: string,
+  signal: AbortSignal | undefined,
+): Promise<Buffer | string> {
+  if (reference.json || reference.path.length === 0) return blobs.get(reference, location, signal)
+  const bytes = await blobs.read(reference, location)
+  return (await canDecodeLater(bytes, reference.path.at(-1)!, signal))
+    ? bytes
+    : decodeUtf8(bytes, { signal })
 }
 
 function placeAt(
@@ -204,20 +235,32 @@ function placeAt(
     line.data = content
     return
   }
+  const { parent, key } = placeholderAt(line, path, location, hint)
+  ;(parent as Record<string | number, unknown>)[key] = content
+}
+
+/** The object and key of the empty string a (non-empty) blob path points at. */
+function placeholderAt(
+  line: DecodedLine,
+  path: readonly (string | number)[],
+  location: string,
+  hint: string,
+): { parent: object; key: string | number } {
   let parent: unknown = line.data
   for (const part of path.slice(0, -1)) {
     if (typeof parent !== 'object' || parent === null || !Object.hasOwn(parent, part))
       throw badPath(location, path, hint)
     parent = (parent as Record<string | number, unknown>)[part]
   }
-  const last = path[path.length - 1]!
+  const key = path[path.length - 1]!
   if (
     typeof parent !== 'object' ||
     parent === null ||
-    (parent as Record<string | number, unknown>)[last] !== ''
+    Object.isFrozen(parent) ||
+    (parent as Record<string | number, unknown>)[key] !== ''
   )
     throw badPath(location, path, hint)
-  ;(parent as Record<string | number, unknown>)[last] = content
+  return { parent, key }
 }
 
 function badPath(

@@ -231,9 +231,9 @@ export function createSessionStore(backend: Backend, options: StoreOptions = {})
       return rebuilt
     }
 
-    /** The running checksum a writer may continue over the bytes it writes (`bytes` form). */
+    /** The running checksum a writer may continue over what it writes (the backend's form). */
     function sumOnWrite(): number | undefined {
-      return durable && checksumForm === 'bytes' ? durable.checksum : undefined
+      return durable?.checksum
     }
 
     /** Takes note of a batch made durable; then writes a checkpoint if one is due. */

@@ -4,6 +4,8 @@
  * at its own event in order on every load path, and a blob that is missing or of the wrong
  * size is reported at its event, before any later problem, with salvage stopping before it.
  */
+
+import { isAscii } from 'node:buffer'
 import {
   appendFileSync,
   readdirSync,
@@ -23,7 +25,7 @@ import { encodeEvents } from '../../src/stores/codec.js'
 import type { SessionStore, StoreOptions } from '../../src/stores/index.js'
 import { loadEvents, loadTail, readCovered } from '../../src/stores/log-loader.js'
 import { createSessionStore } from '../../src/stores/session-store.js'
-import { DECODE_SLICE_BYTES, DECODE_WHOLE_BYTES, decodeUtf8 } from '../../src/stores/utf8-slices.js'
+import { DECODE_SLICE_BYTES, DECODE_WHOLE_BYTES } from '../../src/stores/utf8-slices.js'
 import {
   assistant,
   type Entry,
@@ -404,25 +406,26 @@ describe.each(FILE_STORE_KINDS)('large blobs decoded in slices in the %s store',
     const directory = tempDirectory()
     const backend = await backendOf(kind, directory)
     const blobs = backend.blobs!
-    const root =
-      kind === 'jsonl' ? join(directory, 'jsonl', 'blobs') : join(directory, 'sessions.db.blobs')
     const controller = new AbortController()
     const reason = new Error('load stopped by the test')
     let abortedDecodes = 0
-    // The store's blob reads, but for the load given `controller`'s signal: the first blob is
-    // decoded as the store decodes it, and the abort comes once its first slice is made.
+    let armed = false
+    // The store's blob reads; once armed, the read of the non-ASCII text (decoded in slices
+    // by the loader) brings the abort on the next turn, while its first slice is made.
     const watched: Backend = {
       ...backend,
       blobs: {
         ...blobs,
-        get(address, location, signal) {
-          if (signal !== controller.signal || signal.aborted)
-            return blobs.get(address, location, signal)
-          const bytes = readFileSync(join(root, address.sha256.slice(0, 2), address.sha256))
-          const decoding = decodeUtf8(bytes, { signal })
-          controller.abort(reason)
-          abortedDecodes++
-          return decoding
+        async read(address, location) {
+          const bytes = await blobs.read(address, location)
+          if (armed && !isAscii(bytes)) {
+            armed = false
+            setImmediate(() => {
+              controller.abort(reason)
+              abortedDecodes++
+            })
+          }
+          return bytes
         },
       },
     }
@@ -430,6 +433,7 @@ describe.each(FILE_STORE_KINDS)('large blobs decoded in slices in the %s store',
     stores.push(store)
     const { id } = await writtenLarge(store)
     const reopened = await store.open(id)
+    armed = true
     await expect(reopened.loadProjection(controller.signal)).rejects.toBe(reason)
     expect(abortedDecodes).toBe(1)
     expect(reopened.isProjectionLoaded).toBe(false)

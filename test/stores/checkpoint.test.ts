@@ -637,6 +637,43 @@ describe('the JSONL checksum summed over the bytes written (decision 0167)', () 
   })
 })
 
+describe('the PostgreSQL checksum summed while the server commits (decision 0176)', () => {
+  // The writer continues the running checksum over a batch's lines after sending them, while
+  // the server commits: it must equal what a full load sums from the rows, for any text.
+  const text = fc.oneof(
+    fc.string({ unit: 'grapheme', maxLength: 40 }),
+    fc.string({ unit: 'binary', maxLength: 40 }),
+    fc.constantFrom('é', '✓ done', '😀', '\ud800', 'a\nb', 'x'.repeat(2_000)),
+  )
+  it('equals the checksum a fresh load computes, and the checkpoint is used', async () => {
+    const { backend, store } = await setup('postgres')
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(fc.array(text, { minLength: 1, maxLength: 4 }), { minLength: 1, maxLength: 5 }),
+        async (batches) => {
+          const session = await store.create()
+          appendAll(session, [turnStart(1)])
+          for (const batch of batches) {
+            for (const value of batch) appendAll(session, [user(value)])
+            await session.flush()
+          }
+          appendAll(session, [turnEnd(1)])
+          await session.close()
+          const id = session.header.id
+          const checkpoint = (await storedCheckpoint(backend, id))!
+          expect(checkpoint.throughSeq).toBe(session.nextSeq - 1)
+          expect(checkpoint.checksum).toBe((await loadEvents(backend, id)).checksum)
+          // Opened from it: nothing before its seq is held.
+          const reopened = await store.open(id)
+          expect(reopened.residentFrom).toBe(session.nextSeq)
+          await reopened.close()
+        },
+      ),
+      { numRuns: 15 },
+    )
+  })
+})
+
 describe('the SQLite schema', () => {
   it('migrates a version 1 database forward, keeping its sessions', async () => {
     const directory = tempDirectory()

@@ -15,7 +15,8 @@ import {
   StoreError,
 } from '../../core/index.js'
 import type { Backend, StoredRecord } from '../backend.js'
-import type { BlobStore } from '../blob-store.js'
+import type { BlobAddress, BlobStore } from '../blob-store.js'
+import { checksumOfLines } from '../checkpoint.js'
 import { sessionExists, sessionNotFound } from '../errors.js'
 import { currentHolder, isHolderAlive, type Lease } from '../lease.js'
 import { decodeCursor, listingOf } from '../listing.js'
@@ -233,6 +234,22 @@ export async function createPostgresBackend(
     }
   }
 
+  async function readBlob(address: BlobAddress, location: string): Promise<Buffer> {
+    const row = (
+      await query<{ content: Buffer }>(
+        'cannot read a large payload',
+        'SELECT content FROM blobs WHERE sha256 = $1',
+        [address.sha256],
+      )
+    ).rows[0]
+    if (!row || row.content.length !== address.bytes)
+      throw new LogCorruptError(
+        location,
+        `the event refers to the large payload ${address.sha256}, which is ${row ? `${row.content.length} bytes instead of ${address.bytes}` : 'missing from the blobs table'}; restore it, or run \`rudder sessions repair\` to salvage the events before it`,
+      )
+    return row.content
+  }
+
   const blobs: BlobStore = {
     async sweep(referenced, graceMs) {
       const result = await query(
@@ -257,21 +274,9 @@ export async function createPostgresBackend(
       }
       return { sha256, bytes: buffer.length }
     },
-    async get(address, location, signal) {
-      const row = (
-        await query<{ content: Buffer }>(
-          'cannot read a large payload',
-          'SELECT content FROM blobs WHERE sha256 = $1',
-          [address.sha256],
-        )
-      ).rows[0]
-      if (!row || row.content.length !== address.bytes)
-        throw new LogCorruptError(
-          location,
-          `the event refers to the large payload ${address.sha256}, which is ${row ? `${row.content.length} bytes instead of ${address.bytes}` : 'missing from the blobs table'}; restore it, or run \`rudder sessions repair\` to salvage the events before it`,
-        )
-      return decodeUtf8(row.content, { signal })
-    },
+    get: async (address, location, signal) =>
+      decodeUtf8(await readBlob(address, location), { signal }),
+    read: readBlob,
   }
 
   let listener: { client: pg.Client; handlers: Map<string, Set<() => void>> } | undefined
@@ -374,7 +379,7 @@ export async function createPostgresBackend(
           `cannot write ${describe(id)}: this process holds no writer lease for it`,
         )
       return {
-        async write(events, lines) {
+        async write(events, lines, checksum) {
           const first = events[0]!.seq
           let bytes = 0
           for (let index = 0; index < events.length; index++) {
@@ -386,21 +391,41 @@ export async function createPostgresBackend(
             bytes += lines[index]!.length
           }
           const last = events[events.length - 1]!
-          // One statement, one commit: the rows go in only while our token holds the lease
-          // (the lease row is locked for the statement, so a takeover waits or wins first).
-          // Lines travel as one text split on newlines: as a text[] every quote in them was
-          // escaped by the client and unescaped by the server, most of the client's time; seqs
-          // as an integer[] cost a quoted element each. Named, so a connection plans it once.
-          let result: pg.QueryResult
+          let client: pg.PoolClient
           try {
-            result = await pool.query({
+            client = await pool.connect()
+          } catch (error) {
+            throw fail('the batch was not committed', error)
+          }
+          // A connection that fails while held fails the query below; unheard, its 'error'
+          // event would end the process (the pool listens only while a connection is idle).
+          client.on('error', ignoreHeldError)
+          let result: pg.QueryResult
+          let summed: number | undefined
+          try {
+            // One statement, one commit: the rows go in only while our token holds the lease
+            // (the lease row is locked for the statement, so a takeover waits or wins first).
+            // Lines travel as one text split on newlines: as a text[] every quote in them was
+            // escaped by the client and unescaped by the server, most of the client's time;
+            // seqs as an integer[] cost a quoted element each. Named, so a connection plans it
+            // once. Sent before the batch is summed: the sum (the session's running checksum,
+            // which it would otherwise take after the commit) is made while the server
+            // commits, which is most of a batch's time.
+            const committing = client.query({
               name: 'rudder_append',
               text: APPEND_STATEMENT,
               values: [id, token, first, lines.join('\n'), last.time, last.seq + 1],
             })
+            summed = checksum === undefined ? undefined : checksumOfLines('text', lines, checksum)
+            result = await committing
           } catch (error) {
+            client.off('error', ignoreHeldError)
+            // Not reused: the connection may be broken, or inside a failed transaction.
+            client.release(true)
             throw fail('the batch was not committed', error)
           }
+          client.off('error', ignoreHeldError)
+          client.release()
           if (result.rowCount !== 1) {
             const now = (
               await query<{ host: string; pid: number }>(
@@ -417,6 +442,7 @@ export async function createPostgresBackend(
             counters.syncs++
             counters.bytesWritten += bytes
           }
+          return summed
         },
         // Rows are keyed by seq: a prefix needs no byte position.
         positionOf: (seq) => seq,
@@ -506,6 +532,9 @@ export async function createPostgresBackend(
     },
   }
 }
+
+/** Listens to a held connection's 'error' event, which its query reports too. */
+function ignoreHeldError(): void {}
 
 /** A driver failure as a `StoreError` naming the server, the database and the fix. */
 function postgresFailure(what: string, error: unknown, location: PostgresLocation): Error {
