@@ -5,12 +5,12 @@
 import { RudderError } from './errors.js'
 import {
   type CoreEvent,
+  EVENT_TYPES,
   type EventMap,
   type EventType,
   type ExtensionEvent,
   FORMAT_VERSION,
   isEventOf,
-  isEventType,
   type SessionEvent,
   type SessionHeader,
 } from './events.js'
@@ -160,17 +160,12 @@ type OwnedAppend = <T extends EventType>(type: T, data: EventMap[T]) => CoreEven
 
 /**
  * `cannot append "<type>"`, the start of an append's error, made once per core type rather
- * than at every append (it is read only when the data is refused; bench B5+).
+ * than at every append (it is read only when the data is refused; bench B5+). Keyed by the core
+ * types only, so one lookup also says whether a type is core (decision 0174).
  */
-const appendWhats = new Map<string, string>()
-function coreAppendWhat(type: string): string {
-  let what = appendWhats.get(type)
-  if (what === undefined) {
-    what = `cannot append "${type}"`
-    appendWhats.set(type, what)
-  }
-  return what
-}
+const CORE_APPEND_WHATS: ReadonlyMap<string, string> = new Map(
+  EVENT_TYPES.map((type) => [type, `cannot append "${type}"`]),
+)
 
 /**
  * What `flush()` returns with nothing to write (a session without a store): one settled promise
@@ -520,14 +515,15 @@ export function openLiveSession(options: OpenLiveSessionOptions): LiveSession {
   ): SessionEvent {
     if (isClosed)
       throw new RudderError('DISPOSED', `session ${header.id} is closed; open it again to append`)
-    const isCore = isEventType(type)
+    const coreWhat = CORE_APPEND_WHATS.get(type)
+    const isCore = coreWhat !== undefined
     if (!isCore && extension?.ignorable !== true) {
       throw new RudderError(
         'UNKNOWN_EVENT_TYPE',
         `cannot append "${type}": it is not a core event type; a plugin's own events must be appended with { ignorable: true } so that readers that do not know them can skip them`,
       )
     }
-    const what = isCore ? coreAppendWhat(type) : `cannot append "${type}"`
+    const what = coreWhat ?? `cannot append "${type}"`
     const frozenData = isOwned ? freezeOwnedJson(data, what) : toFrozenJson(data, what)
     if (type === 'compaction') checkCompaction(frozenData)
     // One object: the core event is frozen as it is made, not copied from a base.

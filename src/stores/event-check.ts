@@ -16,7 +16,7 @@ import {
 import type { DecodedLine } from './codec.js'
 import { RecordProblem } from './record-problem.js'
 import { describeShapeIssue } from './shape-check.js'
-import { EVENT_DATA_CHECK, HEADER_CHECK } from './stored-shapes.js'
+import { EVENT_DATA_CHECK, HEADER_CHECK, isCommonDataValid } from './stored-shapes.js'
 
 /** The hint every refusal of a damaged log carries. */
 export function repairHint(sessionId: string): string {
@@ -129,7 +129,7 @@ export function invariantViolation(
  * refuse to read. Throws `INVALID_EVENT_DATA` naming the type and field.
  */
 export function checkForWrite(event: SessionEvent): void {
-  if (!isEventType(event.type)) return
+  if (isCommonDataValid(event.type, event.data) || !isEventType(event.type)) return
   const found = EVENT_DATA_CHECK[event.type](event.data)
   if (found)
     throw new RudderError(

@@ -155,3 +155,134 @@ export const HEADER_CHECK = strictObject({
 export function isValidHeader(value: unknown): boolean {
   return HEADER_CHECK(value) === undefined
 }
+
+/** An object as the shapes take one: not null, not an array (a class instance passes). */
+type Fields = { readonly [key: string]: unknown }
+const isObject = (value: unknown): value is Fields =>
+  typeof value === 'object' && value !== null && !Array.isArray(value)
+const isString = (value: unknown) => typeof value === 'string'
+const isNumber = (value: unknown) => typeof value === 'number' && Number.isFinite(value)
+const isInt = (value: unknown) => typeof value === 'number' && Number.isSafeInteger(value)
+const isOptionalNumber = (value: unknown) => value === undefined || isNumber(value)
+
+function isContent(value: unknown): boolean {
+  if (!Array.isArray(value)) return false
+  for (let index = 0; index < value.length; index++) {
+    const block: unknown = value[index]
+    if (!isObject(block)) return false
+    const type = block.type
+    if (type === 'text') {
+      if (!isString(block.text)) return false
+    } else if (type !== 'image' || !isString(block.mediaType) || !isString(block.data)) return false
+  }
+  return true
+}
+
+function isAssistantContent(value: unknown): boolean {
+  if (!Array.isArray(value)) return false
+  for (let index = 0; index < value.length; index++) {
+    const block: unknown = value[index]
+    if (!isObject(block)) return false
+    const type = block.type
+    if (type === 'text') {
+      if (!isString(block.text)) return false
+    } else if (type === 'tool-call') {
+      if (!isString(block.id) || !isString(block.name) || block.args === undefined) return false
+    } else if (
+      type !== 'thinking' ||
+      !isString(block.text) ||
+      (block.signature !== undefined && !isString(block.signature))
+    )
+      return false
+  }
+  return true
+}
+
+function isTurnEndReason(value: unknown): boolean {
+  if (!isObject(value)) return false
+  switch (value.kind) {
+    case 'completed':
+    case 'max-tokens':
+    case 'step-limit':
+    case 'interrupted':
+    case 'stop-limit':
+      return true
+    case 'canceled':
+      return isString(value.cause)
+    case 'error':
+      return isString(value.code) && isString(value.message)
+    default:
+      return false
+  }
+}
+
+function isUsage(value: unknown): boolean {
+  return (
+    isObject(value) &&
+    isNumber(value.inputTokens) &&
+    isNumber(value.outputTokens) &&
+    isOptionalNumber(value.cacheReadTokens) &&
+    isOptionalNumber(value.cacheWriteTokens) &&
+    isOptionalNumber(value.reasoningTokens)
+  )
+}
+
+/**
+ * A quick verdict on the data of the event types a turn appends most: true only for data
+ * `EVENT_DATA_CHECK[type]` accepts; false for anything else, including valid data it does not
+ * decide (an unknown type, a `request/header`, a `compaction`, a `z.unknown()` key present but
+ * undefined), which then takes the full check, the one that words the refusal. The full checks
+ * read each key through a lookup by name that sees every shape (V8's megamorphic keyed load,
+ * about half of an append's check, decision 0174); each read here has a site of its own. A test
+ * (stored-shapes.test.ts) holds it to that: never true where the full check finds a problem.
+ */
+export function isCommonDataValid(type: string, data: unknown): boolean {
+  if (!isObject(data)) return false
+  switch (type) {
+    case 'step/start':
+    case 'step/end':
+      return isInt(data.turn) && isInt(data.step)
+    case 'turn/start':
+      return isInt(data.turn) && (data.trigger === 'prompt' || data.trigger === 'continue')
+    case 'turn/end':
+      return isInt(data.turn) && isTurnEndReason(data.reason)
+    case 'user/message':
+      return (
+        isString(data.id) &&
+        isContent(data.content) &&
+        isObject(data.source) &&
+        isString(data.source.kind)
+      )
+    case 'assistant/message': {
+      const stop = data.stopReason
+      return (
+        isString(data.id) &&
+        isAssistantContent(data.content) &&
+        isString(data.provider) &&
+        isString(data.model) &&
+        (stop === 'stop' ||
+          stop === 'tool-calls' ||
+          stop === 'max-tokens' ||
+          stop === 'canceled' ||
+          stop === 'error') &&
+        isUsage(data.usage) &&
+        (data.interrupted === undefined || data.interrupted === true)
+      )
+    }
+    case 'tool/call':
+      return isString(data.callId) && isString(data.name) && data.args !== undefined
+    case 'tool/result': {
+      const error = data.error
+      return (
+        isString(data.callId) &&
+        isString(data.name) &&
+        isContent(data.content) &&
+        typeof data.isError === 'boolean' &&
+        (error === undefined ||
+          (isObject(error) && isString(error.code) && isString(error.message)))
+      )
+    }
+    default:
+      return false
+  }
+}

@@ -25,6 +25,7 @@ import {
   ENVELOPE_CHECK,
   EVENT_DATA_CHECK,
   HEADER_CHECK,
+  isCommonDataValid,
 } from '../../src/stores/stored-shapes.js'
 
 /** Both verdicts, worded as the stores word them. */
@@ -361,6 +362,88 @@ describe('the stored-shape checks and the zod schemas', () => {
         for (const [schema, check] of checks) expectAgreement(schema, check, value)
       }),
       RUNS,
+    )
+  })
+})
+
+/** Every change of one key (or item) of `value` to each odd value, and every removal. */
+function* pointChanges(value: unknown): Generator<unknown> {
+  const places = containers(value)
+  for (let at = 0; at < places.length; at++) {
+    const keys = Object.keys(places[at]!)
+    for (let key = 0; key < keys.length; key++) {
+      yield mutate(value, { at, key, kind: 'remove', odd: undefined, name: 'x' })
+      for (const odd of ODD_VALUES)
+        yield mutate(value, { at, key, kind: 'replace', odd, name: 'x' })
+    }
+  }
+}
+
+/** The types an agent's turn appends at every step, which the quick verdict decides. */
+const COMMON_TYPES = [
+  'turn/start',
+  'user/message',
+  'step/start',
+  'assistant/message',
+  'tool/call',
+  'tool/result',
+  'step/end',
+  'turn/end',
+] as const
+
+describe('the quick verdict on common event data (decision 0174)', () => {
+  // Unsound if it ever says valid where the full check finds a problem: an append would then
+  // write data a store refuses to read back.
+  const expectSound = (type: string, value: unknown) => {
+    if (!isCommonDataValid(type, value)) return
+    expect(EVENT_DATA_CHECK[type as (typeof EVENT_TYPES)[number]](value)).toBeUndefined()
+  }
+
+  for (const type of EVENT_TYPES) {
+    it(`is never valid where the full check refuses ${type} data, changed anywhere`, () => {
+      fc.assert(
+        fc.property(DATA[type], fc.array(mutation, { maxLength: 3 }), (data, changes) => {
+          for (const changed of pointChanges(data)) expectSound(type, changed)
+          let changed: unknown = data
+          for (const change of changes) {
+            changed = mutate(changed, change)
+            expectSound(type, changed)
+          }
+        }),
+        { seed: 17, numRuns: 40 },
+      )
+    })
+  }
+
+  it('is never valid where the full check refuses a value of any shape, under any type', () => {
+    fc.assert(
+      fc.property(fc.anything({ withObjectString: true, withNullPrototype: true }), (value) => {
+        for (const type of EVENT_TYPES) expectSound(type, value)
+        expect(isCommonDataValid('plugin/event', value)).toBe(false)
+      }),
+      RUNS,
+    )
+  })
+
+  it('decides the valid data of the common types itself', () => {
+    for (const type of COMMON_TYPES)
+      fc.assert(
+        fc.property(DATA[type], (data) => {
+          expect(isCommonDataValid(type, data)).toBe(true)
+        }),
+        { seed: 17, numRuns: 100 },
+      )
+  })
+
+  it('leaves refusals to the full check, worded as before', () => {
+    const event = {
+      seq: 0,
+      time: 1,
+      type: 'step/start',
+      data: { turn: 1, step: 1.5 },
+    } as unknown as SessionEvent
+    expect(() => checkForWrite(event)).toThrow(
+      'cannot append "step/start": data.step: Invalid input: expected int, received number',
     )
   })
 })
