@@ -13,6 +13,7 @@ import { LogCorruptError, type Session, type SessionEvent } from '../../src/core
 import type { Backend } from '../../src/stores/backend.js'
 import { type Checkpoint, parseCheckpoint } from '../../src/stores/checkpoint.js'
 import type { SessionStore, StoreOptions } from '../../src/stores/index.js'
+import { loadEvents } from '../../src/stores/log-loader.js'
 import { createSessionStore } from '../../src/stores/session-store.js'
 import { compaction, type Entry, user } from '../support/log-builder.js'
 import '../support/property-seed.js'
@@ -109,6 +110,10 @@ describe.each(STORE_KINDS)('the ranges of a %s checkpoint', (kind) => {
           const checkpoint = (await storedCheckpoint(backend, id))!
           expect(checkpoint.throughSeq).toBe(expected.length - 1)
           expectWellFormed(checkpoint, size)
+          // A whole read (`read`, export) takes the covered part on the word of every range.
+          const loaded = await loadEvents(backend, id, { checkpoint })
+          expect(loaded.restored).toBeDefined()
+          expect(loaded.events).toEqual(expected)
 
           const opened = await store.open(id)
           try {
@@ -273,6 +278,10 @@ describe.each(['jsonl', 'sqlite', 'postgres'] as const)(
         expect(edited.first).toBeGreaterThan(64)
         expect(edited.first).toBeLessThan(90)
         await edit(context.directory, id, 90, 'message 90 ', to)
+        // A whole read does not take the covered part on the checkpoint's word: it checks it all.
+        const loaded = await loadEvents(backend, id, { checkpoint })
+        expect(loaded.restored).toBeUndefined()
+        expect(JSON.stringify(loaded.events[90])).toContain(to)
         const events = session.residentEvents
         const isShifted = kind === 'jsonl' && to.length !== 'message 90 '.length
         const opened = await store.open(id)
