@@ -267,52 +267,56 @@ describe.each(['jsonl', 'sqlite', 'postgres'] as const)(
       await expect(read).rejects.toThrow(/changed after it was opened/)
     }
 
-    for (const [what, to] of [
-      ['the same length', 'massage 90 '],
-      ['another length', 'message 90 and more '],
+    for (const [what, edited] of [
+      ['the same length', 'massage'],
+      ['another length', 'message and more'],
     ] as const)
       it(`to ${what}: refused by a read of its range only, even one stopping before it`, async () => {
         const context = await withRanges()
         const { backend, store, id, checkpoint, session } = context
-        const edited = rangeOf(checkpoint, 90)
-        expect(edited.first).toBeGreaterThan(64)
-        expect(edited.first).toBeLessThan(90)
-        await edit(context.directory, id, 90, 'message 90 ', to)
+        // An event inside the range holding seq 90 (past seq 64), not its first.
+        const range = rangeOf(checkpoint, 90)
+        const seq = range.first + 2
+        expect(range.first).toBeGreaterThan(64)
+        expect(seq).toBeLessThanOrEqual(range.last)
+        const from = `message ${seq} `
+        const to = edited === 'massage' ? `massage ${seq} ` : `message ${seq} and more `
+        await edit(context.directory, id, seq, from, to)
         // A whole read does not take the covered part on the checkpoint's word: it checks it all.
         const loaded = await loadEvents(backend, id, { checkpoint })
         expect(loaded.restored).toBeUndefined()
-        expect(JSON.stringify(loaded.events[90])).toContain(to)
+        expect(JSON.stringify(loaded.events[seq])).toContain(to)
         const events = session.residentEvents
-        const isShifted = kind === 'jsonl' && to.length !== 'message 90 '.length
+        const isShifted = kind === 'jsonl' && to.length !== from.length
         const opened = await store.open(id)
         try {
           if (isShifted) {
             // The records after the edit moved: the checkpoint's tail does not fit, so the
             // whole log is checked at open and read as it now says.
             expect(opened.residentFrom).toBe(0)
-            expect(JSON.stringify(opened.residentEvents[90])).toContain(to)
+            expect(JSON.stringify(opened.residentEvents[seq])).toContain(to)
             return
           }
           expect(opened.residentFrom).toBe(120)
           // Other ranges read fine, from the first, the one before and the one after.
           expect(await page(opened, 0, 3)).toEqual(events.slice(0, 4))
-          expect(await page(opened, edited.first - 2, edited.first - 1)).toEqual(
-            events.slice(edited.first - 2, edited.first),
+          expect(await page(opened, range.first - 2, range.first - 1)).toEqual(
+            events.slice(range.first - 2, range.first),
           )
-          expect(await page(opened, edited.last + 1, edited.last + 2)).toEqual(
-            events.slice(edited.last + 1, edited.last + 3),
+          expect(await page(opened, range.last + 1, range.last + 2)).toEqual(
+            events.slice(range.last + 1, range.last + 3),
           )
           expect(await backend.readCheckpoint!(id)).toBe(context.text)
           // A page of the edited range that stops before the edited event: read to the
           // range's end and refused there.
-          await expectRefused(page(opened, edited.first, 89))
+          await expectRefused(page(opened, range.first, seq - 1))
         } finally {
           await opened.close()
         }
         expect(await storedCheckpoint(backend, id)).toBeUndefined()
         const again = await store.open(id)
         expect(again.residentFrom).toBe(0)
-        expect(JSON.stringify(again.residentEvents[90])).toContain(to)
+        expect(JSON.stringify(again.residentEvents[seq])).toContain(to)
         await again.close()
       })
 
