@@ -1,13 +1,14 @@
 /**
  * The checkpoint's CRC per range (decision 0178, rule 1 and 2 of decision 0149): the covered
- * records are cut into runs of about `RANGE_CHARACTERS` stored characters, each with the
+ * records are cut into runs of about 1 MiB of stored characters, each with the
  * CRC-32 of its records and where its last record ends, so that a read of any part of the
  * covered history reads whole ranges from where one starts and checks each as it passes its
  * end. Ranges end where a batch (an append's, a load's, a scan's) ends, so the running CRC an
  * append continues over the bytes it writes is the range's own: nothing is summed twice.
  */
 import type { ChecksumForm, RecordBatch } from './backend.js'
-import { checksumOfRecords } from './checkpoint.js'
+// Read when called, not at load: checkpoint.ts imports this module too.
+import { checksumOfRecords, DEFAULT_CHECKPOINT_POLICY } from './checkpoint.js'
 
 /** One run of covered records: `[previous range's throughSeq + 1 .. throughSeq]`. */
 export type CheckpointRange = {
@@ -25,12 +26,6 @@ export type CheckpointRange = {
 }
 
 /**
- * A range is closed at the first batch end once it holds this many stored characters (the
- * default of `CheckpointPolicy.rangeCharacters`).
- */
-export const RANGE_CHARACTERS = 1024 * 1024
-
-/**
  * The running sums of a log being read or appended to: its closed ranges, and the CRC so far
  * of the open range that follows them. Owned by one reader or writer, changed in place.
  */
@@ -40,12 +35,17 @@ export type RangeSums = {
   crc: number
   /** The cumulative characters where the open range starts (the last closed one's). */
   fromCharacters: number
-  /** The characters at which the open range is closed (`RANGE_CHARACTERS`). */
+  /**
+   * The characters at which the open range is closed, at the first batch end past them
+   * (`CheckpointPolicy.rangeCharacters`, 1 MiB by default).
+   */
   readonly size: number
 }
 
 /** Sums for a log read or written from its first record, closing ranges at `size`. */
-export function emptyRangeSums(size: number = RANGE_CHARACTERS): RangeSums {
+export function emptyRangeSums(
+  size: number = DEFAULT_CHECKPOINT_POLICY.rangeCharacters,
+): RangeSums {
   return { ranges: [], crc: 0, fromCharacters: 0, size }
 }
 
@@ -55,7 +55,7 @@ export function emptyRangeSums(size: number = RANGE_CHARACTERS): RangeSums {
  */
 export function reopenRanges(
   ranges: readonly CheckpointRange[],
-  size: number = RANGE_CHARACTERS,
+  size: number = DEFAULT_CHECKPOINT_POLICY.rangeCharacters,
 ): RangeSums {
   const open = ranges.at(-1)
   if (!open) return emptyRangeSums(size)

@@ -18,7 +18,8 @@ import {
   type ToolCallBlock,
 } from '../core/index.js'
 import { type ChecksumForm, type RecordBatch, storedBytesOf } from './backend.js'
-import { areRangesWellFormed, type CheckpointRange, RANGE_CHARACTERS } from './checkpoint-ranges.js'
+// Functions only, called after both modules have loaded: the two import each other.
+import { areRangesWellFormed, type CheckpointRange } from './checkpoint-ranges.js'
 
 /**
  * The checkpoint format this build writes and reads; any other version is ignored. Version 3
@@ -66,7 +67,7 @@ export const DEFAULT_CHECKPOINT_POLICY: CheckpointPolicy = {
   minCharacters: 256 * 1024,
   everyCharacters: 4 * 1024 * 1024,
   everyEvents: 10_000,
-  rangeCharacters: RANGE_CHARACTERS,
+  rangeCharacters: 1024 * 1024,
 }
 
 const NEWLINE = Buffer.from('\n')

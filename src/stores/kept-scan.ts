@@ -7,13 +7,8 @@
 import { crc32 } from 'node:zlib'
 import type { ProjectionState } from '../core/index.js'
 import type { Backend, ChecksumForm, CopiedLines, CopiedTexts, RecordBatch } from './backend.js'
-import { checksumOfRecords, checksumOfTexts } from './checkpoint.js'
-import {
-  type CheckpointRange,
-  closeRangeIfDue,
-  RANGE_CHARACTERS,
-  type RangeSums,
-} from './checkpoint-ranges.js'
+import { checksumOfRecords, checksumOfTexts, DEFAULT_CHECKPOINT_POLICY } from './checkpoint.js'
+import { type CheckpointRange, closeRangeIfDue, type RangeSums } from './checkpoint-ranges.js'
 
 /** What a fork needs of the kept events `[0..cut]`, read off their envelopes (`scanKept`). */
 export type KeptScan = {
@@ -85,7 +80,7 @@ const RANGE_FROM = 10
 /** `rangeCharacters`: where ranges close (`CheckpointPolicy.rangeCharacters`). */
 export function createKeptScanner(
   form: ChecksumForm,
-  rangeCharacters: number = RANGE_CHARACTERS,
+  rangeCharacters: number = DEFAULT_CHECKPOINT_POLICY.rangeCharacters,
 ): KeptScanner {
   const state = new Float64Array(11)
   state[OPEN_TURN_SEQ] = -1
