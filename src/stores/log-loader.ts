@@ -76,7 +76,8 @@ export type LoadOptions = {
   /**
    * A checkpoint read beside the log (decision 0148). The events it covers are parsed and
    * frozen but not checked again, and the checker continues from its state, if and only if
-   * each of its ranges ends at its position and the checksum of its records is its CRC. Otherwise the log is loaded as without it (read again, checked in full).
+   * each of its ranges ends at its position and the checksum of its records is its CRC.
+   * Otherwise the log is loaded as without it (read again, checked in full).
    */
   readonly checkpoint?: Checkpoint | undefined
   /** Where ranges close past the checkpoint (`CheckpointPolicy.rangeCharacters`). */
@@ -350,7 +351,7 @@ function isLogProblem(error: unknown): boolean {
 
 /**
  * What a session opened without reading its log knows of the events it did not read: a
- * checkpoint, or a fork's source at the cut (whose checksum may be unknown).
+ * checkpoint, or a fork's source at the cut (whose ranges may be unknown).
  */
 export type Covered = {
   /** The last seq covered. */
@@ -387,7 +388,7 @@ export type LoadedTail = {
  * record must be the checkpoint's seq and end at its position, else the checkpoint does not
  * fit the log and this returns undefined (the caller loads the log in full). The events after
  * it are checked as any load checks them, by a checker continuing from the checkpoint's.
- * The covered records are not read: they are checked against the checkpoint's checksum when
+ * The covered records are not read: they are checked against the checkpoint's ranges when
  * the session reads them (`readCovered`).
  */
 export async function loadTail(

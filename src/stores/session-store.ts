@@ -517,7 +517,7 @@ export function createSessionStore(backend: Backend, options: StoreOptions = {})
     if (basis && cut === basis.throughSeq && !fold.openTurn && position !== undefined) {
       const header = childHeader(source, cut)
       // Where the backend can, the bytes are read once as they are copied and checked against
-      // what the source wrote (its checksum and where the cut ends): a log changed behind the
+      // what the source wrote (its ranges and where the cut ends): a log changed behind the
       // open source is refused, not copied (decision 0069).
       const start = cut > 0 ? open.writer.positionOf(cut - 1) : undefined
       const copied = backend.copyInspected
@@ -680,8 +680,9 @@ export function createSessionStore(backend: Backend, options: StoreOptions = {})
   }
 
   /**
-   * Copies the kept records `[0..cut]` of a source open here, whose checksum of them (if
-   * known) and where the cut ends it knows, summing the bytes as they are copied. Bytes that
+   * Copies the kept records `[0..cut]` of a source open here, whose ranges of them (if known)
+   * and where the cut ends it knows, summing the bytes range by range as they are copied
+   * (`sumKept`). Bytes that
    * differ (the log was changed behind the open source) are refused with `LogCorruptError`,
    * and the child is removed (decision 0069). The child's checkpoint, the source's state at
    * the cut, is stored while the copy is synced (decision 0019).
@@ -740,7 +741,7 @@ export function createSessionStore(backend: Backend, options: StoreOptions = {})
   /**
    * The child's checkpoint at the cut, as the child would write it at close (decision 0019):
    * from what the store knows there (`covered`, with where the cut's record ends and starts in
-   * the source), when there is a checker, a checksum, and enough characters to be worth one.
+   * the source), when there is a checker, its ranges, and enough characters to be worth one.
    */
   function forkCheckpoint(
     covered: Covered & { readonly throughSeq: number },
