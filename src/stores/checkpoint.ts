@@ -2,8 +2,8 @@
  * The projection checkpoint (docs/log-format.md, decision 0148): what opening a log needs to
  * skip re-checking and re-projecting the events it covers, kept beside the log. It is a cache,
  * never trusted over the log: it names the last seq it covers, where that event's record ends
- * and the CRC-32 of the covered records, and the loader uses it only when all three match
- * what it reads. A checkpoint is untrusted input: `parseCheckpoint` never throws, and a bad
+ * and the CRC-32 of each range of the covered records (checkpoint-ranges.ts), and a read of
+ * covered records uses it only when what it reads matches. A checkpoint is untrusted input: `parseCheckpoint` never throws, and a bad
  * one is ignored (the log is checked in full, as without one, and a new one is written).
  */
 import { crc32 } from 'node:zlib'
@@ -18,12 +18,15 @@ import {
   type ToolCallBlock,
 } from '../core/index.js'
 import { type ChecksumForm, type RecordBatch, storedBytesOf } from './backend.js'
+// Functions only, called after both modules have loaded: the two import each other.
+import { areRangesWellFormed, type CheckpointRange } from './checkpoint-ranges.js'
 
 /**
  * The checkpoint format this build writes and reads; any other version is ignored. Version 3
- * (decision 0162): a JSONL checksum covers the stored bytes, line ends included.
+ * (decision 0162): a JSONL checksum covers the stored bytes, line ends included. Version 4
+ * (decision 0178): a CRC per range of about 1 MiB instead of one over all covered records.
  */
-export const CHECKPOINT_VERSION = 3
+export const CHECKPOINT_VERSION = 4
 
 export type Checkpoint = {
   /** The last seq covered: events `[0..throughSeq]`. */
@@ -35,8 +38,11 @@ export type Checkpoint = {
    * backend reads the tail from there without reading the covered records (decision 0161).
    */
   readonly start?: number
-  /** The checksum of the covered records (`checksumOfRecords`, in the backend's form). */
-  readonly checksum: number
+  /**
+   * The covered records in runs of about 1 MiB, in order, the last ending at `throughSeq`,
+   * each with the checksum of its records (`checksumOfRecords`, in the backend's form).
+   */
+  readonly ranges: readonly CheckpointRange[]
   /** The characters of those lines (the next checkpoint's policy counts from them). */
   readonly characters: number
   /** The invariant checker after the covered events. */
@@ -53,12 +59,15 @@ export type CheckpointPolicy = {
   readonly everyCharacters: number
   /** … or this many events. */
   readonly everyEvents: number
+  /** The stored characters of a range with a CRC of its own (checkpoint-ranges.ts). */
+  readonly rangeCharacters: number
 }
 
 export const DEFAULT_CHECKPOINT_POLICY: CheckpointPolicy = {
   minCharacters: 256 * 1024,
   everyCharacters: 4 * 1024 * 1024,
   everyEvents: 10_000,
+  rangeCharacters: 1024 * 1024,
 }
 
 const NEWLINE = Buffer.from('\n')
@@ -149,7 +158,7 @@ export function checksumOfLines(
 }
 
 /**
- * The stored text: `{"version":3,"crc":<CRC-32 of body>,"body":<body>}`, so damage to the
+ * The stored text: `{"version":4,"crc":<CRC-32 of body>,"body":<body>}`, so damage to the
  * checkpoint itself (a torn write, a flipped byte) is caught before any of it is used.
  */
 export function encodeCheckpoint(checkpoint: Checkpoint): string {
@@ -158,7 +167,12 @@ export function encodeCheckpoint(checkpoint: Checkpoint): string {
     throughSeq: checkpoint.throughSeq,
     position: checkpoint.position,
     start: checkpoint.start ?? null,
-    checksum: checkpoint.checksum,
+    ranges: checkpoint.ranges.map(({ throughSeq, position, crc, characters }) => ({
+      throughSeq,
+      position,
+      crc,
+      characters,
+    })),
     characters: checkpoint.characters,
     checker: {
       nextSeq: checkpoint.checker.nextSeq,
@@ -202,11 +216,13 @@ export function parseCheckpoint(text: string | undefined): Checkpoint | undefine
 
 function readBody(value: unknown): Checkpoint | undefined {
   if (!isRecord(value)) return undefined
-  const { throughSeq, position, start, checksum, characters: stored, checker, projection } = value
-  if (!isCount(throughSeq) || !isCount(position) || !isCount(checksum)) return undefined
-  if (!isCount(stored) || (start !== null && (!isCount(start) || start > position)))
-    return undefined
-  if (checksum > 0xffff_ffff || !isRecord(checker) || !isRecord(projection)) return undefined
+  const { throughSeq, position, start, ranges: storedRanges, characters: stored } = value
+  const { checker, projection } = value
+  if (!isCount(throughSeq) || !isCount(position) || !isCount(stored)) return undefined
+  if (start !== null && (!isCount(start) || start > position)) return undefined
+  const ranges = readRanges(storedRanges)
+  if (!ranges || !areRangesWellFormed(ranges, throughSeq, position, stored)) return undefined
+  if (!isRecord(checker) || !isRecord(projection)) return undefined
   const nextSeq = checker.nextSeq
   if (nextSeq !== throughSeq + 1 || !isCount(checker.lastTurn)) return undefined
   const openTurn = readOpenTurn(checker.openTurn, throughSeq)
@@ -222,11 +238,25 @@ function readBody(value: unknown): Checkpoint | undefined {
     throughSeq,
     position,
     ...(start === null ? {} : { start }),
-    checksum,
+    ranges,
     characters: stored,
     checker: { nextSeq, fold, boundaries },
     projection: { from, ...(headerSeq === undefined ? {} : { headerSeq }) },
   }
+}
+
+function readRanges(value: unknown): CheckpointRange[] | undefined {
+  if (!Array.isArray(value)) return undefined
+  const ranges: CheckpointRange[] = []
+  for (const range of value) {
+    if (!isRecord(range)) return undefined
+    const { throughSeq, position, crc, characters } = range
+    if (!isCount(throughSeq) || !isCount(position) || !isCount(crc) || !isCount(characters))
+      return undefined
+    if (crc > 0xffff_ffff) return undefined
+    ranges.push({ throughSeq, position, crc, characters })
+  }
+  return ranges
 }
 
 function readOpenTurn(value: unknown, throughSeq: number): OpenTurn | undefined | false {

@@ -7,7 +7,8 @@
 import { crc32 } from 'node:zlib'
 import type { ProjectionState } from '../core/index.js'
 import type { Backend, ChecksumForm, CopiedLines, CopiedTexts, RecordBatch } from './backend.js'
-import { checksumOfRecords, checksumOfTexts } from './checkpoint.js'
+import { checksumOfRecords, checksumOfTexts, DEFAULT_CHECKPOINT_POLICY } from './checkpoint.js'
+import { type CheckpointRange, closeRangeIfDue, type RangeSums } from './checkpoint-ranges.js'
 
 /** What a fork needs of the kept events `[0..cut]`, read off their envelopes (`scanKept`). */
 export type KeptScan = {
@@ -15,7 +16,11 @@ export type KeptScan = {
   readonly position: number
   /** Where the record of the cut starts (the end of the one before), for a cut past seq 0. */
   readonly start?: number
-  readonly checksum: number
+  /**
+   * The kept records' ranges, closed where a batch ends past about 1 MiB, and the open one's
+   * CRC (checkpoint-ranges.ts); a copy of the scanner's, the caller's to go on with.
+   */
+  readonly sums: RangeSums
   readonly characters: number
   /** The number of the last turn started, and the seq of a turn open at the cut, if any. */
   readonly lastTurn: number
@@ -69,11 +74,20 @@ const HEADER_SEQ = 7
 const IS_REFUSED = 8
 /** Where the last record taken starts, once one was taken before it. */
 const START = 9
+/** The characters before the open range (`RangeSums.fromCharacters`). */
+const RANGE_FROM = 10
 
-export function createKeptScanner(form: ChecksumForm): KeptScanner {
-  const state = new Float64Array(10)
+/** `rangeCharacters`: where ranges close (`CheckpointPolicy.rangeCharacters`). */
+export function createKeptScanner(
+  form: ChecksumForm,
+  rangeCharacters: number = DEFAULT_CHECKPOINT_POLICY.rangeCharacters,
+): KeptScanner {
+  const state = new Float64Array(11)
   state[OPEN_TURN_SEQ] = -1
   state[HEADER_SEQ] = -1
+  /** The closed ranges; `state[CHECKSUM]` is the open one's CRC. */
+  const ranges: CheckpointRange[] = []
+  const closeRange = () => closeScannedRange(state, ranges, rangeCharacters)
   return {
     addTexts(texts, positions) {
       if (state[IS_REFUSED]) return false
@@ -83,6 +97,7 @@ export function createKeptScanner(form: ChecksumForm): KeptScanner {
         state[CHARACTERS]! += text.length
       }
       state[CHECKSUM] = textsChecksum(form, texts, state[CHECKSUM]!)
+      closeRange()
       return true
     },
     addRecords(batch) {
@@ -96,13 +111,18 @@ export function createKeptScanner(form: ChecksumForm): KeptScanner {
       }
       // In the `bytes` form, one CRC over the bytes the batch was read from.
       state[CHECKSUM] = checksumOfRecords(form, batch, 0, count, state[CHECKSUM]!)
+      closeRange()
       return true
     },
-    addLines: (lines) => scanLines(state, lines, form),
+    addLines(lines) {
+      const isTaken = scanLines(state, lines, form)
+      if (isTaken) closeRange()
+      return isTaken
+    },
     add(records) {
       return 'texts' in records
         ? this.addTexts(records.texts, records.positions)
-        : scanLines(state, records, form)
+        : this.addLines(records)
     },
     result(cut) {
       const seq = state[SEQ]!
@@ -113,7 +133,12 @@ export function createKeptScanner(form: ChecksumForm): KeptScanner {
         lastSeq: seq - 1,
         position: state[POSITION]!,
         ...(seq > 1 ? { start: state[START]! } : {}),
-        checksum: state[CHECKSUM]!,
+        sums: {
+          ranges: [...ranges],
+          crc: state[CHECKSUM]!,
+          fromCharacters: state[RANGE_FROM]!,
+          size: rangeCharacters,
+        },
         characters: state[CHARACTERS]!,
         lastTurn: state[LAST_TURN]!,
         openTurnSeq: openTurnSeq < 0 ? undefined : openTurnSeq,
@@ -121,6 +146,15 @@ export function createKeptScanner(form: ChecksumForm): KeptScanner {
       }
     },
   }
+}
+
+/** Closes the open range at the last record taken, if it is due (`closeRangeIfDue`). */
+function closeScannedRange(state: Float64Array, ranges: CheckpointRange[], size: number): void {
+  if (state[SEQ] === 0) return
+  const sums = { ranges, crc: state[CHECKSUM]!, fromCharacters: state[RANGE_FROM]!, size }
+  closeRangeIfDue(sums, state[SEQ]! - 1, state[POSITION]!, state[CHARACTERS]!)
+  state[CHECKSUM] = sums.crc
+  state[RANGE_FROM] = sums.fromCharacters
 }
 
 /** Takes the stored line `text` as the record of the next seq, ending at `end`. */
@@ -279,30 +313,73 @@ export type KeptSum = {
   readonly lastSeq: number
   /** Where the record of `lastSeq` ends. */
   readonly position: number
-  readonly checksum: number
+  /** Every expected range was passed, and each ended where it should with its CRC. */
+  readonly isMatching: boolean
 }
 
 /**
- * Sums the records a fork copies from a source that knows what it wrote (checksum and where
- * its last record ends), to compare: bytes only, no record parsed.
+ * Sums the records a fork copies from a source that knows what it wrote (its ranges, the last
+ * ending at the cut), to compare range by range: bytes only, no record parsed.
  */
-export function sumKept(form: ChecksumForm): {
+export function sumKept(
+  form: ChecksumForm,
+  expected: readonly CheckpointRange[],
+): {
   add(records: CopiedLines | CopiedTexts): true
   result(): KeptSum
 } {
   let count = 0
   let position = 0
   let checksum = 0
+  let next = 0
+  let isMatching = true
   return {
     add(records) {
-      if ('texts' in records) checksum = textsChecksum(form, records.texts, checksum)
-      else checksum = linesChecksum(form, records, checksum)
-      count += records.positions.length
+      const length = records.positions.length
+      let from = 0
+      for (; next < expected.length; next++) {
+        const range = expected[next]!
+        const end = range.throughSeq - count + 1
+        if (end > length) break
+        checksum = stretchChecksum(form, records, from, end, checksum)
+        if (checksum !== range.crc || records.positions[end - 1] !== range.position)
+          isMatching = false
+        checksum = 0
+        from = end
+      }
+      // Past the last range (not a cut the source knows): nothing to compare with.
+      if (next < expected.length) checksum = stretchChecksum(form, records, from, length, checksum)
+      count += length
       position = records.positions.at(-1) ?? position
       return true
     },
-    result: () => ({ lastSeq: count - 1, position, checksum }),
+    result: () => ({
+      lastSeq: count - 1,
+      position,
+      isMatching: isMatching && next === expected.length,
+    }),
   }
+}
+
+/** Continues `checksum` over records `[from, to)` of what a copy read. */
+function stretchChecksum(
+  form: ChecksumForm,
+  records: CopiedLines | CopiedTexts,
+  from: number,
+  to: number,
+  checksum: number,
+): number {
+  if (from >= to) return checksum
+  if ('texts' in records) return checksumOfTexts(form, records.texts, from, to, itself, checksum)
+  if (from === 0 && to === records.positions.length) return linesChecksum(form, records, checksum)
+  const { starts, ends, positions } = records
+  const part = {
+    ...records,
+    starts: starts.slice(from, to),
+    ends: ends.slice(from, to),
+    positions: positions.slice(from, to),
+  }
+  return linesChecksum(form, part, checksum)
 }
 
 /** The types a kept scan looks into, as bytes; every other type is only passed over. */
@@ -363,8 +440,9 @@ export async function scanKept(
   backend: Backend,
   id: string,
   cut: number | undefined,
+  rangeCharacters?: number,
 ): Promise<KeptScanResult | undefined> {
-  const scanner = createKeptScanner(backend.checksumForm ?? 'text')
+  const scanner = createKeptScanner(backend.checksumForm ?? 'text', rangeCharacters)
   for await (const batch of backend.records(id, cut === undefined ? {} : { throughSeq: cut }))
     if (!scanner.addRecords(batch)) return undefined
   return scanner.result(cut)

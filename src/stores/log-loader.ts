@@ -18,6 +18,15 @@ import {
 } from '../core/index.js'
 import type { Backend, ChecksumForm, RecordBatch } from './backend.js'
 import { type Checkpoint, checksumOfRecords } from './checkpoint.js'
+import {
+  type CheckpointRange,
+  closeRangeIfDue,
+  emptyRangeSums,
+  type RangeSums,
+  rangeIndexOf,
+  reopenRanges,
+  sumCheckedRanges,
+} from './checkpoint-ranges.js'
 import { type DecodedLine, decodeLine, decodeTrustedLine, resolveBlobs } from './codec.js'
 import { createEventCheck, locate, parseHeader, repairHint } from './event-check.js'
 import { EVENT_DATA_CHECK } from './stored-shapes.js'
@@ -37,10 +46,10 @@ export type LoadedEvents = {
   /** Salvage only: the first problem, where loading stopped. */
   readonly problem?: { readonly location: string; readonly message: string }
   /**
-   * `checksumOfRecords` the stored records of `events`, and their texts' characters (for the
-   * next checkpoint).
+   * The ranges of the stored records of `events` and the open one's CRC (`checksumOfRecords`),
+   * and their texts' characters (for the next checkpoint).
    */
-  readonly checksum: number
+  readonly sums: RangeSums
   readonly characters: number
   /**
    * Set when the events through the checkpoint's seq were taken on its word (it matched what
@@ -67,10 +76,12 @@ export type LoadOptions = {
   /**
    * A checkpoint read beside the log (decision 0148). The events it covers are parsed and
    * frozen but not checked again, and the checker continues from its state, if and only if
-   * the record of its seq ends at its position and the checksum of the records read through
-   * it is its checksum. Otherwise the log is loaded as without it (read again, checked in full).
+   * each of its ranges ends at its position and the checksum of its records is its CRC.
+   * Otherwise the log is loaded as without it (read again, checked in full).
    */
   readonly checkpoint?: Checkpoint | undefined
+  /** Where ranges close past the checkpoint (`CheckpointPolicy.rangeCharacters`). */
+  readonly rangeCharacters?: number
 }
 
 /** Reads and checks the header of session `id`. */
@@ -96,10 +107,11 @@ export async function loadEvents(
   const events: SessionEvent[] = []
   const positions: number[] = []
   let tornTail: LoadedEvents['tornTail']
-  let checksum = 0
+  const sums = emptyRangeSums(options.rangeCharacters)
   let characters = 0
-  /** Still reading events the checkpoint covers. */
+  /** Still reading events the checkpoint covers; the index of its next range to check. */
   let isCovered = checkpoint !== undefined
+  let nextRange = 0
   let coveredCharacters = 0
   const throughSeq = options.throughSeq ?? Number.POSITIVE_INFINITY
   const result = () => ({
@@ -107,7 +119,7 @@ export async function loadEvents(
     positions,
     openTurn: check.checker.openTurn,
     checker: check.checker,
-    checksum,
+    sums,
     characters,
     ...(tornTail ? { tornTail } : {}),
     ...(checkpoint && !isCovered
@@ -162,11 +174,23 @@ export async function loadEvents(
           if (read) await read
           events.push(deepFreeze(line as SessionEvent))
           positions.push(record.position)
-          if (line.seq === checkpoint!.throughSeq) {
-            checksum = checksumOfRecords(form, batch, summed, index + 1, checksum)
+          if (line.seq === checkpoint!.ranges[nextRange]!.throughSeq) {
+            // One of the checkpoint's ranges ends here: its CRC and end must be what was read.
+            const first = line.seq - (index - summed)
+            nextRange = sumCheckedRanges(
+              form,
+              batch,
+              summed,
+              index + 1,
+              first,
+              sums,
+              checkpoint!.ranges,
+              nextRange,
+            )
             summed = index + 1
-            if (record.position !== checkpoint!.position || checksum !== checkpoint!.checksum)
-              return withoutCheckpoint()
+            if (nextRange < 0) return withoutCheckpoint()
+          }
+          if (line.seq === checkpoint!.throughSeq) {
             isCovered = false
             coveredCharacters = characters
             check = createEventCheck(
@@ -184,15 +208,19 @@ export async function loadEvents(
           const location = backend.locate(id, record.where)
           const error = locate(caught, location, hint)
           if (!options.salvage || !isLogProblem(error)) throw error
-          checksum = checksumOfRecords(form, batch, summed, index, checksum)
+          sums.crc = checksumOfRecords(form, batch, summed, index, sums.crc)
           return { ...result(), problem: { location, message: (error as Error).message } }
         }
         if (events.length > throughSeq) {
-          checksum = checksumOfRecords(form, batch, summed, index + 1, checksum)
+          sums.crc = checksumOfRecords(form, batch, summed, index + 1, sums.crc)
           return result()
         }
       }
-      checksum = checksumOfRecords(form, batch, summed, lineCount(batch), checksum)
+      const count = lineCount(batch)
+      sums.crc = checksumOfRecords(form, batch, summed, count, sums.crc)
+      // Past the checkpoint, ranges close where batches end (checkpoint-ranges.ts).
+      if (!isCovered && count > 0)
+        closeRangeIfDue(sums, events.length - 1, batch[count - 1]!.position, characters)
     }
   } catch (error) {
     // A covered record that cannot be read back as it was (a blob gone): report it as usual.
@@ -323,13 +351,16 @@ function isLogProblem(error: unknown): boolean {
 
 /**
  * What a session opened without reading its log knows of the events it did not read: a
- * checkpoint, or a fork's source at the cut (whose checksum may be unknown).
+ * checkpoint, or a fork's source at the cut (whose ranges may be unknown).
  */
 export type Covered = {
   /** The last seq covered. */
   readonly throughSeq: number
-  /** The checksum of the stored records of the covered events (`checksumOfRecords`), if known. */
-  readonly checksum?: number
+  /**
+   * The ranges of the stored records of the covered events, the last ending at `throughSeq`,
+   * if known (checkpoint-ranges.ts).
+   */
+  readonly ranges?: readonly CheckpointRange[] | undefined
   /** The characters of those lines. */
   readonly characters: number
   /** The invariant checker after the covered events. */
@@ -347,8 +378,8 @@ export type LoadedTail = {
   readonly tornTail?: LoadedEvents['tornTail']
   /** The invariant checker continued from the checkpoint's state over `events`. */
   readonly checker: LogChecker
-  /** The checksum of every stored record through the last event, and their characters. */
-  readonly checksum: number
+  /** The sums of every stored record through the last event, and their characters. */
+  readonly sums: RangeSums
   readonly characters: number
 }
 
@@ -357,13 +388,14 @@ export type LoadedTail = {
  * record must be the checkpoint's seq and end at its position, else the checkpoint does not
  * fit the log and this returns undefined (the caller loads the log in full). The events after
  * it are checked as any load checks them, by a checker continuing from the checkpoint's.
- * The covered records are not read: they are checked against the checkpoint's checksum when
+ * The covered records are not read: they are checked against the checkpoint's ranges when
  * the session reads them (`readCovered`).
  */
 export async function loadTail(
   backend: Backend,
   id: string,
   checkpoint: Checkpoint,
+  rangeCharacters?: number,
 ): Promise<LoadedTail | undefined> {
   const hint = repairHint(id)
   const form = backend.checksumForm ?? 'text'
@@ -371,7 +403,8 @@ export async function loadTail(
   const events: SessionEvent[] = []
   const positions: number[] = []
   let tornTail: LoadedEvents['tornTail']
-  let checksum = checkpoint.checksum
+  // The checkpoint's last range goes on over the records after it.
+  const sums = reopenRanges(checkpoint.ranges, rangeCharacters)
   let characters = checkpoint.characters
   let isFirst = true
   try {
@@ -415,7 +448,15 @@ export async function loadTail(
           throw locate(caught, backend.locate(id, record.where), hint)
         }
       }
-      checksum = checksumOfRecords(form, batch, after, lineCount(batch), checksum)
+      const count = lineCount(batch)
+      sums.crc = checksumOfRecords(form, batch, after, count, sums.crc)
+      if (count > after)
+        closeRangeIfDue(
+          sums,
+          checkpoint.throughSeq + events.length,
+          batch[count - 1]!.position,
+          characters,
+        )
     }
   } catch (error) {
     // The checkpoint's record itself could not be read back: load as without the checkpoint.
@@ -427,7 +468,7 @@ export async function loadTail(
     events,
     positions,
     checker: check.checker,
-    checksum,
+    sums,
     characters,
     ...(tornTail ? { tornTail } : {}),
   }
@@ -436,8 +477,13 @@ export async function loadTail(
 /**
  * Reads stored events `fromSeq..throughSeq` that a checkpoint covers (or that follow it), for a
  * session that does not hold them: each parsed, its seq and type checked, its blobs read back,
- * frozen. A read from seq 0 through the checkpoint's seq is checked against its checksum. What
- * does not fit is reported through `mismatch` (the caller discards the checkpoint).
+ * frozen. With the covered ranges known, whole ranges are read, from the start of the one
+ * holding `fromSeq` (JSONL seeks there) through the end of the one holding `throughSeq`, and
+ * each is checked against its CRC as the read passes its end; the records outside the seqs
+ * asked for are only summed, not parsed (decision 0178). Without them (a fork's child whose
+ * source did not know its sums), exactly the seqs asked for are read and checked field by
+ * field (envelope, type, data). What does not fit is reported through `mismatch` (the caller
+ * discards the checkpoint).
  */
 export function readCovered(
   backend: Backend,
@@ -450,26 +496,34 @@ export function readCovered(
   // class of every object it reads, and `covered` (a parsed checkpoint) and `range` have classes
   // that die with the session, which discarded that code at the next full collection (bench B2,
   // decision 0170). Read here, once per call, by code V8 never optimises.
-  // A read from near the start starts at 0, so that the checksum vouches for it.
-  const fromSeq = range.fromSeq <= VERIFIED_START ? 0 : range.fromSeq
+  const ranges = covered.ranges ?? NO_RANGES
+  const first = rangeIndexOf(ranges, range.fromSeq)
+  const last = rangeIndexOf(ranges, range.throughSeq)
+  const isChecked = first < ranges.length
+  const fromSeq = !isChecked ? range.fromSeq : first > 0 ? ranges[first - 1]!.throughSeq + 1 : 0
   return readCoveredFrom({
     backend,
     id,
     hint: repairHint(id),
     form: backend.checksumForm ?? 'text',
     fromSeq,
+    fromPosition: isChecked && first > 0 ? ranges[first - 1]!.position : -1,
     firstSeq: range.fromSeq,
-    throughSeq: range.throughSeq,
+    lastSeq: range.throughSeq,
+    throughSeq: last < ranges.length ? ranges[last]!.throughSeq : range.throughSeq,
     signal: range.signal,
-    verify:
-      covered.checksum !== undefined && fromSeq === 0 && range.throughSeq >= covered.throughSeq,
-    coveredSeq: covered.throughSeq,
+    ranges,
+    coveredSeq: ranges.at(-1)?.throughSeq ?? -1,
     mismatch,
     seq: fromSeq,
-    sums: Uint32Array.of(0, covered.checksum ?? 0),
+    nextRange: first,
+    summed: 0,
+    sums: Uint32Array.of(0),
     specimens: fromSeq === 0 ? SPECIMEN_COUNT : 0,
   })
 }
+
+const NO_RANGES: readonly CheckpointRange[] = []
 
 /** A read of covered events and how far it got: always these keys, in this order. */
 type CoveredRead = {
@@ -477,21 +531,28 @@ type CoveredRead = {
   readonly id: string
   readonly hint: string
   readonly form: ChecksumForm
-  /** The first seq read, and the first handed out. */
+  /** The first seq read, and where its record starts (-1: the backend finds it). */
   readonly fromSeq: number
+  readonly fromPosition: number
+  /** The first and last seq handed out. */
   readonly firstSeq: number
+  readonly lastSeq: number
+  /** The last seq read: the end of the range holding `lastSeq`. */
   readonly throughSeq: number
   readonly signal: AbortSignal | undefined
-  /** Whether the read is checked against the covered checksum when it passes `coveredSeq`. */
-  readonly verify: boolean
+  /** The covered ranges; records after the last (`coveredSeq`) are checked field by field. */
+  readonly ranges: readonly CheckpointRange[]
   readonly coveredSeq: number
   readonly mismatch: (reason: string, location: string) => Error
   /** The seq of the next record. */
   seq: number
+  /** The index of the next range to check, and of the first record of this batch not summed. */
+  nextRange: number
+  summed: number
   /**
-   * The checksum so far, then the checkpoint's. CRC-32s in a typed array, not in fields: a
-   * number past 2^31 - 1 is stored unlike a small one, and a field that held both would give
-   * this object a new hidden class in some reads and not others (decision 0170).
+   * The CRC of the open range so far. In a typed array, not a field: a number past 2^31 - 1 is
+   * stored unlike a small one, and a field that held both would give this object a new hidden
+   * class in some reads and not others (decision 0170).
    */
   readonly sums: Uint32Array
   /** The shape specimens still wanted (`keepShapes`). */
@@ -507,12 +568,15 @@ type CoveredRead = {
  */
 async function* readCoveredFrom(read: CoveredRead): AsyncGenerator<SessionEvent[]> {
   const { backend, id } = read
-  for await (const batch of backend.records(id, {
+  const records = backend.records(id, {
     fromSeq: read.fromSeq,
     throughSeq: read.throughSeq,
-  })) {
+    ...(read.fromPosition < 0 ? {} : { fromPosition: read.fromPosition }),
+  })
+  for await (const batch of records) {
     read.signal?.throwIfAborted()
     const ahead = decodeCovered(read, batch)
+    read.summed = 0
     const taken = takeCovered(read, batch, ahead, [], 0)
     const events = taken instanceof Promise ? await taken : taken
     if (read.specimens > 0) read.specimens = keepShapes(events, read.specimens)
@@ -526,13 +590,17 @@ async function* readCoveredFrom(read: CoveredRead): AsyncGenerator<SessionEvent[
 }
 
 /**
- * A batch of a covered read decoded ahead, the blobs of those in the range being read. Records
- * no checksum vouches for are checked as a load checks them (but the invariants, which the
- * checker's state at open already stands for). Locations are built only when needed: a path
- * per record is a tenth of a large read's time.
+ * A batch of a covered read decoded ahead: the records of the seqs asked for, their blobs
+ * being read. Records no range vouches for are checked as a load checks them (but the
+ * invariants, which the checker's state at open already stands for). Locations are built only
+ * when needed: a path per record is a tenth of a large read's time.
  */
 function decodeCovered(read: CoveredRead, batch: RecordBatch): DecodedAhead {
-  return decodeAhead(batch, 0, Number.POSITIVE_INFINITY, decodeCoveredRecord, resolveCovered, read)
+  // Every record of a covered read is a line but a torn last one, so record `index` is seq
+  // `read.seq + index`.
+  const from = Math.max(0, read.firstSeq - read.seq)
+  const most = read.lastSeq - Math.max(read.seq, read.firstSeq) + 1
+  return decodeAhead(batch, from, most, decodeCoveredRecord, resolveCovered, read)
 }
 
 /**
@@ -545,10 +613,8 @@ function decodeCoveredRecord(
   index: number,
   read: CoveredRead,
 ): DecodedLine | undefined {
-  // Every record of a covered read is a line but a torn last one, so record `index` is seq
-  // `read.seq + index`.
   const seq = read.seq + index
-  return read.verify ? coveredLine(text, seq) : checkedLine(text, seq)
+  return seq <= read.coveredSeq ? coveredLine(text, seq) : checkedLine(text, seq)
 }
 
 function resolveCovered(
@@ -567,9 +633,9 @@ function resolveCovered(
 }
 
 /**
- * Takes the records of `batch` from `from` on into `events` (those in the range, frozen),
- * checking each and the checksum where the checkpoint's seq is passed, and returns `events`;
- * from the first record whose blobs are being read on, a promise of them. Throws `mismatch`.
+ * Takes the records of `batch` from `from` on: those of the seqs asked for into `events`
+ * (frozen), each range that ends among them checked (`checkRange`); returns `events`, or from
+ * the first record whose blobs are being read on, a promise of them. Throws `mismatch`.
  */
 function takeCovered(
   read: CoveredRead,
@@ -581,23 +647,17 @@ function takeCovered(
   for (let index = from; index < batch.length; index++) {
     const record = batch[index]!
     if (record.kind === 'torn') throw read.mismatch('its last record is cut short', record.location)
-    const line = ahead.lines[index]
-    if (!line)
+    const seq = read.seq
+    const line = seq >= read.firstSeq && seq <= read.lastSeq ? ahead.lines[index] : null
+    if (line === undefined)
       throw read.mismatch(
-        `the record of seq ${read.seq} is not what was written`,
+        `the record of seq ${seq} is not what was written`,
         read.backend.locate(read.id, record.where),
       )
-    if (read.verify && read.seq === read.coveredSeq) {
-      const checksum = checksumOfRecords(read.form, batch, 0, index + 1, read.sums[0]!)
-      read.sums[0] = checksum
-      if (checksum !== read.sums[1])
-        throw read.mismatch(
-          `the records through seq ${read.seq} are not the ones written`,
-          read.backend.locate(read.id, record.where),
-        )
-    }
+    if (read.nextRange < read.ranges.length && seq === read.ranges[read.nextRange]!.throughSeq)
+      checkRange(read, batch, index)
     read.seq++
-    if (line.seq < read.firstSeq) continue
+    if (line === null) continue
     const blobRead = ahead.reads?.[index]
     if (blobRead)
       return blobRead.then(() => {
@@ -606,10 +666,30 @@ function takeCovered(
       })
     events.push(deepFreeze(line as SessionEvent))
   }
-  // A batch wholly before the checkpoint's seq is summed in one call.
-  if (read.verify && read.seq <= read.coveredSeq)
-    read.sums[0] = checksumOfRecords(read.form, batch, 0, batch.length, read.sums[0]!)
+  // The rest of the batch belongs to the next range: summed in one call.
+  if (read.nextRange < read.ranges.length)
+    read.sums[0] = checksumOfRecords(read.form, batch, read.summed, batch.length, read.sums[0]!)
   return events
+}
+
+/**
+ * Checks the range that ends at record `index` of `batch`: the CRC of its records and where
+ * its last one ends must be the range's. Throws `mismatch`; then the next range opens.
+ */
+function checkRange(read: CoveredRead, batch: RecordBatch, index: number): void {
+  const range = read.ranges[read.nextRange]!
+  const checksum = checksumOfRecords(read.form, batch, read.summed, index + 1, read.sums[0]!)
+  if (checksum !== range.crc || batch[index]!.position !== range.position) {
+    const start = read.nextRange > 0 ? read.ranges[read.nextRange - 1]!.throughSeq + 1 : 0
+    const record = batch[index]!
+    throw read.mismatch(
+      `the records of seqs ${start} to ${range.throughSeq} are not the ones written`,
+      record.kind === 'line' ? read.backend.locate(read.id, record.where) : record.location,
+    )
+  }
+  read.sums[0] = 0
+  read.summed = index + 1
+  read.nextRange++
 }
 
 /**
@@ -652,13 +732,6 @@ function emptiedCopy(event: SessionEvent): unknown {
 function emptyStrings(_key: string, value: unknown): unknown {
   return typeof value === 'string' ? '' : value
 }
-
-/**
- * A read of covered events from a seq up to this one reads from seq 0 instead: a transcript
- * never compacted starts within the first few events, and its load is then checked against
- * the checkpoint's checksum (decision 0161).
- */
-const VERIFIED_START = 64
 
 /** A record parsed and checked as a load checks it (envelope, type, data), or undefined. */
 function checkedLine(text: string, seq: number): DecodedLine | undefined {

@@ -30,6 +30,14 @@ import {
   encodeCheckpoint,
   parseCheckpoint,
 } from './checkpoint.js'
+import {
+  closeRangeIfDue,
+  emptyRangeSums,
+  type RangeSums,
+  rangesThrough,
+  reopenRanges,
+  shiftRanges,
+} from './checkpoint-ranges.js'
 import { encodeEvents, envelopeLine } from './codec.js'
 import { checkForWrite, invariantViolation, parseHeader, repairHint } from './event-check.js'
 import { followLog, logEnd } from './follow.js'
@@ -76,7 +84,7 @@ function optionalCheckpoint(
 type SourceHeader = SessionHeader & { readonly text: string }
 
 /** What a fork at the end of an open session starts its child from. */
-type ForkBasis = Covered & { readonly checksum?: number }
+type ForkBasis = Covered
 
 /** A batch written durably: its lines, and the checksum through it if the writer summed it. */
 type Written = { readonly lines: readonly string[]; readonly checksum: number | undefined }
@@ -165,10 +173,16 @@ export function createSessionStore(backend: Backend, options: StoreOptions = {})
     /** Events not yet in the log, written first (salvage copies its prefix this way). */
     unwritten?: boolean
     /**
-     * The checksum of the stored lines of the log and their characters, when known: without them
-     * the session writes no checkpoint (a fork copied bytes it did not read).
+     * The range sums of the stored lines of the log and their characters, when known: without
+     * them the session writes no checkpoint (a fork copied bytes it did not read).
      */
-    stored?: { readonly checksum: number; readonly characters: number }
+    stored?: { readonly sums: RangeSums; readonly characters: number }
+    /**
+     * Where the record of `seq` ends in the terms of the positions in `stored` and `resumed`,
+     * when they are another log's (a fork's source): the child's are these moved by as much
+     * as the writer says that record's end moved (a JSONL child's header has another length).
+     */
+    sourcePosition?: { readonly seq: number; readonly position: number }
     /**
      * The session was opened from this checkpoint, or a fork from its source's state at the
      * cut (decision 0161): `events` follow its seq, and the covered events stay in the log
@@ -180,11 +194,12 @@ export function createSessionStore(backend: Backend, options: StoreOptions = {})
     /** The backend just created the session with the metadata the writer would write. */
     isListed?: boolean
   }): Promise<StoredSession> {
-    const { header, events, lease, resumed } = input
+    const { header, events, lease } = input
+    let resumed = input.resumed
     const fromSeq = resumed ? resumed.throughSeq + 1 : 0
     /** What the next checkpoint needs to know of the durable log, while it is known. */
     const durable = input.unwritten
-      ? { checksum: 0, characters: 0, throughSeq: -1 }
+      ? { sums: emptyRangeSums(policy.rangeCharacters), characters: 0, throughSeq: -1 }
       : input.stored && { ...input.stored, throughSeq: fromSeq + events.length - 1 }
     /** What the last checkpoint written (or found valid) covers. */
     let checkpointed = input.checkpointed ?? { throughSeq: -1, characters: 0 }
@@ -208,6 +223,15 @@ export function createSessionStore(backend: Backend, options: StoreOptions = {})
         ...(input.isListed ? { isListed: true } : {}),
       })
       if (input.unwritten) noteDurable(events, await writeDurably(writer, events, sumOnWrite()))
+      const source = input.sourcePosition
+      const shift = source
+        ? (writer.positionOf(source.seq) ?? source.position) - source.position
+        : 0
+      if (shift !== 0) {
+        if (durable)
+          durable.sums = { ...durable.sums, ranges: [...shiftRanges(durable.sums.ranges, shift)] }
+        if (resumed?.ranges) resumed = { ...resumed, ranges: shiftRanges(resumed.ranges, shift) }
+      }
     } catch (error) {
       await writer?.close().catch(() => {
         // The original failure is the one to report.
@@ -233,16 +257,20 @@ export function createSessionStore(backend: Backend, options: StoreOptions = {})
 
     /** The running checksum a writer may continue over what it writes (the backend's form). */
     function sumOnWrite(): number | undefined {
-      return durable?.checksum
+      return durable?.sums.crc
     }
 
     /** Takes note of a batch made durable; then writes a checkpoint if one is due. */
     function noteDurable(batch: readonly SessionEvent[], written: Written): void {
       if (!durable || batch.length === 0) return
       const { lines } = written
-      durable.checksum = written.checksum ?? checksumOfLines(checksumForm, lines, durable.checksum)
+      const { sums } = durable
+      sums.crc = written.checksum ?? checksumOfLines(checksumForm, lines, sums.crc)
       for (const line of lines) durable.characters += line.length
       durable.throughSeq = batch.at(-1)!.seq
+      // A range ends where a batch does, once it holds enough (checkpoint-ranges.ts).
+      const seq = durable.throughSeq
+      closeRangeIfDue(sums, seq, writer?.positionOf(seq), durable.characters)
       if (self && isCheckpointDue()) writeCheckpoint()
     }
 
@@ -271,7 +299,7 @@ export function createSessionStore(backend: Backend, options: StoreOptions = {})
         throughSeq,
         position,
         ...(start === undefined ? {} : { start }),
-        checksum: durable.checksum,
+        ranges: rangesThrough(durable.sums, throughSeq, position, durable.characters),
         characters: durable.characters,
         checker: checker.snapshot(),
         projection,
@@ -362,9 +390,11 @@ export function createSessionStore(backend: Backend, options: StoreOptions = {})
       )
         return false
       const snapshot = checker.snapshot()
+      const position = opened.positionOf(throughSeq)
+      if (position === undefined) return false
       const covered: Covered = {
         throughSeq,
-        checksum: durable.checksum,
+        ranges: rangesThrough(durable.sums, throughSeq, position, durable.characters),
         characters: durable.characters,
         checker: snapshot,
         projection: self.projectionState(),
@@ -409,10 +439,14 @@ export function createSessionStore(backend: Backend, options: StoreOptions = {})
         const throughSeq = session.nextSeq - 1
         const projection = session.projectionState()
         if (!checker || !projection || throughSeq < 0) return undefined
+        const position = opened.positionOf(throughSeq)
         return {
           throughSeq,
-          ...(durable && durable.throughSeq === throughSeq
-            ? { checksum: durable.checksum, characters: durable.characters }
+          ...(durable && durable.throughSeq === throughSeq && position !== undefined
+            ? {
+                ranges: rangesThrough(durable.sums, throughSeq, position, durable.characters),
+                characters: durable.characters,
+              }
             : { characters: 0 }),
           checker: checker.snapshot(),
           projection,
@@ -483,7 +517,7 @@ export function createSessionStore(backend: Backend, options: StoreOptions = {})
     if (basis && cut === basis.throughSeq && !fold.openTurn && position !== undefined) {
       const header = childHeader(source, cut)
       // Where the backend can, the bytes are read once as they are copied and checked against
-      // what the source wrote (its checksum and where the cut ends): a log changed behind the
+      // what the source wrote (its ranges and where the cut ends): a log changed behind the
       // open source is refused, not copied (decision 0069).
       const start = cut > 0 ? open.writer.positionOf(cut - 1) : undefined
       const copied = backend.copyInspected
@@ -498,9 +532,15 @@ export function createSessionStore(backend: Backend, options: StoreOptions = {})
         lease: copied.lease,
         checker: createLogChecker({ allowOpenTurn: true }, basis.checker),
         resumed: basis,
-        ...(basis.checksum === undefined
+        ...(basis.ranges === undefined
           ? {}
-          : { stored: { checksum: basis.checksum, characters: basis.characters } }),
+          : {
+              stored: {
+                sums: reopenRanges(basis.ranges, policy.rangeCharacters),
+                characters: basis.characters,
+              },
+            }),
+        sourcePosition: { seq: cut, position },
         isListed: true,
         ...(copied.isCheckpointed
           ? { checkpointed: { throughSeq: cut, characters: basis.characters } }
@@ -564,14 +604,17 @@ export function createSessionStore(backend: Backend, options: StoreOptions = {})
       }
     }
     // After a refused one-pass copy, a scan would refuse the same records: read and check.
-    let scan = isScanEnough && !isOnePass ? await scanKept(backend, id, atSeq) : undefined
+    let scan =
+      isScanEnough && !isOnePass
+        ? await scanKept(backend, id, atSeq, policy.rangeCharacters)
+        : undefined
     if (scan && atSeq === undefined && scan.openTurnSeq !== undefined)
-      scan = await scanKept(backend, id, scan.openTurnSeq - 1)
+      scan = await scanKept(backend, id, scan.openTurnSeq - 1, policy.rangeCharacters)
     const end = scan?.lastSeq ?? -1
     if (scan && end >= 0) {
       if (scan.openTurnSeq !== undefined) throw openTurnAt(id, end, scan)
       const header = childHeader(source, end)
-      const covered = { ...scannedCovered(scan, boundaries), checksum: scan.checksum }
+      const covered = scannedCovered(scan, boundaries)
       const { lease, isCheckpointed } = await backend.copyPrefix(id, header, end, scan.position, {
         sourceHeader: source.text,
         ...optionalCheckpoint(forkCheckpoint(covered, scan.position, scan.start)),
@@ -580,6 +623,7 @@ export function createSessionStore(backend: Backend, options: StoreOptions = {})
     }
     const loaded = await loadEvents(backend, id, {
       trusted: true,
+      rangeCharacters: policy.rangeCharacters,
       ...(atSeq === undefined ? {} : { throughSeq: atSeq }),
     })
     const cut = forkCut(id, loaded.events, atSeq)
@@ -594,7 +638,9 @@ export function createSessionStore(backend: Backend, options: StoreOptions = {})
       lease,
       ...(atSeq === undefined ? {} : { checker: loaded.checker }),
       // The copy is the bytes read: what the loader summed is the child's log exactly.
-      ...(loaded.events.length === cut + 1 ? { stored: loaded } : {}),
+      ...(loaded.events.length === cut + 1
+        ? { stored: loaded, sourcePosition: { seq: cut, position: loaded.positions[cut]! } }
+        : {}),
     })
   }
 
@@ -613,7 +659,7 @@ export function createSessionStore(backend: Backend, options: StoreOptions = {})
     | { readonly scan: KeptScanResult; readonly lease: Lease; readonly isCheckpointed: boolean }
     | undefined
   > {
-    const scanner = createKeptScanner(checksumForm)
+    const scanner = createKeptScanner(checksumForm, policy.rangeCharacters)
     const copied = await backend.copyInspected!(source.id, header, {
       throughSeq: cut,
       inspect: (records) => scanner.add(records),
@@ -622,7 +668,7 @@ export function createSessionStore(backend: Backend, options: StoreOptions = {})
         const scan = scanner.result(cut)
         // Not for a cut the caller refuses (inside a turn).
         if (!scan || scan.openTurnSeq !== undefined) return undefined
-        const covered = { ...scannedCovered(scan, boundaries), checksum: scan.checksum }
+        const covered = scannedCovered(scan, boundaries)
         return forkCheckpoint(covered, scan.position, scan.start)?.(childPosition)
       },
     })
@@ -634,8 +680,9 @@ export function createSessionStore(backend: Backend, options: StoreOptions = {})
   }
 
   /**
-   * Copies the kept records `[0..cut]` of a source open here, whose checksum of them (if
-   * known) and where the cut ends it knows, summing the bytes as they are copied. Bytes that
+   * Copies the kept records `[0..cut]` of a source open here, whose ranges of them (if known)
+   * and where the cut ends it knows, summing the bytes range by range as they are copied
+   * (`sumKept`). Bytes that
    * differ (the log was changed behind the open source) are refused with `LogCorruptError`,
    * and the child is removed (decision 0069). The child's checkpoint, the source's state at
    * the cut, is stored while the copy is synced (decision 0019).
@@ -653,7 +700,7 @@ export function createSessionStore(backend: Backend, options: StoreOptions = {})
   ): Promise<{ readonly lease: Lease; readonly isCheckpointed: boolean }> {
     const sourceId = source.id
     const { basis } = expected
-    const sum = sumKept(checksumForm)
+    const sum = sumKept(checksumForm, basis.ranges ?? [])
     const copied = await backend.copyInspected!(sourceId, header, {
       throughSeq: cut,
       inspect: (records) => sum.add(records),
@@ -661,8 +708,7 @@ export function createSessionStore(backend: Backend, options: StoreOptions = {})
       checkpoint: (childPosition) => {
         const found = sum.result()
         // Only over the bytes the source wrote (else the fork is refused below).
-        if (found.checksum !== basis.checksum || found.position !== expected.position)
-          return undefined
+        if (!found.isMatching || found.position !== expected.position) return undefined
         return forkCheckpoint(basis, expected.position, expected.start)?.(childPosition)
       },
     })
@@ -671,7 +717,7 @@ export function createSessionStore(backend: Backend, options: StoreOptions = {})
       ? `it ends at seq ${found.lastSeq}`
       : found.position !== expected.position
         ? `the record of seq ${cut} ends at ${found.position}, not at ${expected.position}`
-        : basis.checksum !== undefined && found.checksum !== basis.checksum
+        : basis.ranges !== undefined && !found.isMatching
           ? `the records through seq ${cut} are not the ones written`
           : undefined
     if (copied && reason === undefined)
@@ -695,22 +741,23 @@ export function createSessionStore(backend: Backend, options: StoreOptions = {})
   /**
    * The child's checkpoint at the cut, as the child would write it at close (decision 0019):
    * from what the store knows there (`covered`, with where the cut's record ends and starts in
-   * the source), when there is a checker, a checksum, and enough characters to be worth one.
+   * the source), when there is a checker, its ranges, and enough characters to be worth one.
    */
   function forkCheckpoint(
     covered: Covered & { readonly throughSeq: number },
     position: number,
     start: number | undefined,
   ): ForkCopyOptions['checkpoint'] {
-    const { checksum } = covered
-    if (!checkInvariants || !backend.writeCheckpoint || checksum === undefined) return undefined
+    const { ranges } = covered
+    if (!checkInvariants || !backend.writeCheckpoint || ranges === undefined) return undefined
     if (covered.characters < policy.minCharacters) return undefined
     return (childPosition) =>
       encodeCheckpoint({
         throughSeq: covered.throughSeq,
         position: childPosition(position),
         ...(start === undefined ? {} : { start: childPosition(start) }),
-        checksum,
+        // The bytes are copied whole: the source's ranges, where the child has them.
+        ranges: ranges.map((range) => ({ ...range, position: childPosition(range.position) })),
         characters: covered.characters,
         checker: covered.checker,
         projection: covered.projection,
@@ -733,7 +780,7 @@ export function createSessionStore(backend: Backend, options: StoreOptions = {})
     }
     return {
       throughSeq: end,
-      checksum: scan.checksum,
+      ranges: rangesThrough(scan.sums, end, scan.position, scan.characters),
       characters: scan.characters,
       checker,
       projection: scan.projection,
@@ -761,6 +808,7 @@ export function createSessionStore(backend: Backend, options: StoreOptions = {})
         : {}),
       resumed,
       stored: scan,
+      sourcePosition: { seq: scan.lastSeq, position: scan.position },
       // Created listed with no event after the cut: the metadata stands as written.
       isListed: true,
       ...(isCheckpointed
@@ -809,7 +857,7 @@ export function createSessionStore(backend: Backend, options: StoreOptions = {})
         header,
         events: [],
         lease,
-        stored: { checksum: 0, characters: 0 },
+        stored: { sums: emptyRangeSums(policy.rangeCharacters), characters: 0 },
         isListed: true,
       })
     },
@@ -826,8 +874,9 @@ export function createSessionStore(backend: Backend, options: StoreOptions = {})
         header = await loadHeader(backend, id)
         checkpoint = await readCheckpoint(id)
         // Ready from the checkpoint and the events after it; else the log is read in full.
-        tail = checkpoint && (await loadTail(backend, id, checkpoint))
-        if (!tail) loaded = await loadEvents(backend, id)
+        tail = checkpoint && (await loadTail(backend, id, checkpoint, policy.rangeCharacters))
+        if (!tail)
+          loaded = await loadEvents(backend, id, { rangeCharacters: policy.rangeCharacters })
       } catch (error) {
         await lease.release()
         throw error

@@ -122,6 +122,19 @@ function probe(reference: Session, kind: number, pick: number, keptFrom: number)
   }
 }
 
+/**
+ * `checkpoint` as a checkpoint of `version` (2 or 3) stored it: one `checksum` over all the
+ * covered records instead of `ranges`, its own CRC made right.
+ */
+function withOneChecksum(checkpoint: Checkpoint, version: number, checksum: number): string {
+  const text = encodeCheckpoint(checkpoint)
+  const body = text
+    .slice(text.indexOf('"body":') + 7, -1)
+    .replace(/"ranges":\[[^\]]*\]/, `"checksum":${checksum}`)
+  expect(body).toContain(`"checksum":${checksum}`)
+  return `{"version":${version},"crc":${crc32(body)},"body":${body}}`
+}
+
 const withoutTimes = (events: readonly SessionEvent[]) =>
   events.map(({ time: _time, ...rest }) => rest)
 
@@ -150,7 +163,7 @@ describe.each(STORE_KINDS)('the checkpoint of the %s store', (kind) => {
           expect(fromCheckpoint.restored !== undefined).toBe(covered > 0)
           expect(fromCheckpoint.events).toEqual(full.events)
           expect(fromCheckpoint.checker.snapshot()).toEqual(full.checker.snapshot())
-          expect(fromCheckpoint.checksum).toBe(full.checksum)
+          expect(fromCheckpoint.sums).toEqual(full.sums)
           expect(full.events).toEqual(expected)
 
           const opened = await store.open(id)
@@ -285,7 +298,11 @@ describe.each(STORE_KINDS)('the checkpoint of the %s store', (kind) => {
 
   it('finds a checkpoint whose checksum of the log does not match when the log is read', async () => {
     const context = await checkpointed()
-    const wrong = { ...context.checkpoint, checksum: (context.checkpoint.checksum + 1) >>> 0 }
+    const ranges = context.checkpoint.ranges.map((range) => ({
+      ...range,
+      crc: (range.crc + 1) >>> 0,
+    }))
+    const wrong = { ...context.checkpoint, ranges }
     await expectFoundWhenRead(context, encodeCheckpoint(wrong))
   })
 
@@ -319,10 +336,17 @@ describe.each(STORE_KINDS)('the checkpoint of the %s store', (kind) => {
     let textSum = 0
     for await (const batch of backend.records(id, { throughSeq: checkpoint.throughSeq }))
       for (const record of batch) if (record.kind === 'line') textSum = crc32(record.text, textSum)
-    const text = encodeCheckpoint({ ...checkpoint, checksum: textSum })
+    await expectIgnoredAndRebuilt(context, withOneChecksum(checkpoint, 2, textSum))
+  })
+
+  it('ignores a version 3 checkpoint (one checksum over all it covers), and rebuilds it', async () => {
+    const context = await checkpointed()
+    const { checkpoint } = context
+    // Version 3's checksum is the CRC of all covered records: the one range's CRC here.
+    expect(checkpoint.ranges).toHaveLength(1)
     await expectIgnoredAndRebuilt(
       context,
-      text.replace(`{"version":${CHECKPOINT_VERSION},`, '{"version":2,'),
+      withOneChecksum(checkpoint, 3, checkpoint.ranges[0]!.crc),
     )
   })
 
@@ -564,7 +588,9 @@ describe('the JSONL checksum (decision 0162)', () => {
     const checkpointText = (await backend.readCheckpoint!(id))!
     const checkpoint = parseCheckpoint(checkpointText)!
     expect(checkpoint.throughSeq).toBe(3)
-    expect(checkpoint.checksum).toBe(crc32(original.subarray(original.indexOf(10) + 1)))
+    expect(checkpoint.ranges.map((range) => range.crc)).toEqual([
+      crc32(original.subarray(original.indexOf(10) + 1)),
+    ])
     const outcomes = new Set<string>()
     for (let at = original.indexOf(10) + 1; at < checkpoint.position; at++) {
       const changed = Buffer.from(original)
@@ -628,8 +654,12 @@ describe('the JSONL checksum summed over the bytes written (decision 0167)', () 
           const checkpoint = (await storedCheckpoint(backend, id))!
           expect(checkpoint.throughSeq).toBe(session.nextSeq - 1)
           expect(checkpoint.position).toBe(bytes.length)
-          expect(checkpoint.checksum).toBe(crc32(bytes.subarray(bytes.indexOf(10) + 1)))
-          expect(checkpoint.checksum).toBe((await loadEvents(backend, id)).checksum)
+          expect(checkpoint.ranges.map((range) => range.crc)).toEqual([
+            crc32(bytes.subarray(bytes.indexOf(10) + 1)),
+          ])
+          const loaded = await loadEvents(backend, id)
+          expect(loaded.sums.ranges).toEqual([])
+          expect(checkpoint.ranges[0]!.crc).toBe(loaded.sums.crc)
         },
       ),
       { numRuns: 25 },
@@ -662,7 +692,11 @@ describe('the PostgreSQL checksum summed while the server commits (decision 0176
           const id = session.header.id
           const checkpoint = (await storedCheckpoint(backend, id))!
           expect(checkpoint.throughSeq).toBe(session.nextSeq - 1)
-          expect(checkpoint.checksum).toBe((await loadEvents(backend, id)).checksum)
+          const { sums } = await loadEvents(backend, id)
+          expect(checkpoint.ranges.map((range) => range.crc)).toEqual([
+            ...sums.ranges.map((range) => range.crc),
+            sums.crc,
+          ])
           // Opened from it: nothing before its seq is held.
           const reopened = await store.open(id)
           expect(reopened.residentFrom).toBe(session.nextSeq)

@@ -279,8 +279,9 @@ describe.each(STORE_KINDS)('on-demand history in the %s store', (kind) => {
     expect(() => session.append('compaction', keepFrom(37))).toThrow(/loadProjection/)
     context.reads.records = 0
     await session.loadProjection()
-    // Only what the projection needs is kept: from the kept events on. (A read starting this
-    // near the start starts at 0, to be checked against the checkpoint's checksum.)
+    // Only what the projection needs is kept: from the kept events on. (A read starts where
+    // the range holding its first seq starts, to be checked against that range's CRC: this
+    // small log is one range, so it reads from 0; decision 0178.)
     expect(session.residentFrom).toBe(24)
     expect(context.reads.records).toBe(49)
     expect(session.messages()).toEqual(messages)
