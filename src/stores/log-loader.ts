@@ -435,24 +435,44 @@ export async function loadTail(
 
 /**
  * Reads stored events `fromSeq..throughSeq` that a checkpoint covers (or that follow it), for a
- * session that does not hold them: each parsed, its seq and type checked, its blobs read back,
- * frozen. A read from seq 0 through the checkpoint's seq is checked against its checksum. What
- * does not fit is reported through `mismatch` (the caller discards the checkpoint).
+ * session that does not hold them: each parsed, its seq and type checked, its blobs read back.
+ * A read from seq 0 through the checkpoint's seq is checked against its checksum. What does not
+ * fit is reported through `mismatch` (the caller discards the checkpoint). The events are not
+ * frozen: the session freezes what it hands out (`SessionHistory`, decision 0175).
  */
 export function readCovered(
   backend: Backend,
   id: string,
-  range: { readonly fromSeq: number; readonly throughSeq: number; readonly signal?: AbortSignal },
+  range: CoveredRange,
   covered: Covered,
   mismatch: (reason: string, location: string) => Error,
 ): AsyncGenerator<SessionEvent[]> {
-  // The loops are handed one object of one hidden class, not these: optimised code checks the
-  // class of every object it reads, and `covered` (a parsed checkpoint) and `range` have classes
-  // that die with the session, which discarded that code at the next full collection (bench B2,
-  // decision 0170). Read here, once per call, by code V8 never optimises.
+  return readCoveredFrom(coveredRead(backend, id, range, covered, mismatch))
+}
+
+type CoveredRange = {
+  readonly fromSeq: number
+  readonly throughSeq: number
+  readonly signal?: AbortSignal
+}
+
+/**
+ * The state of a covered read. The loops are handed one object of one hidden class, not the
+ * arguments: optimised code checks the class of every object it reads, and `covered` (a parsed
+ * checkpoint) and `range` have classes that die with the session, which discarded that code at
+ * the next full collection (bench B2, decision 0170). Read here, once per call, by code V8
+ * never optimises.
+ */
+function coveredRead(
+  backend: Backend,
+  id: string,
+  range: CoveredRange,
+  covered: Pick<Covered, 'throughSeq' | 'checksum'>,
+  mismatch: (reason: string, location: string) => Error,
+): CoveredRead {
   // A read from near the start starts at 0, so that the checksum vouches for it.
   const fromSeq = range.fromSeq <= VERIFIED_START ? 0 : range.fromSeq
-  return readCoveredFrom({
+  return {
     backend,
     id,
     hint: repairHint(id),
@@ -468,7 +488,7 @@ export function readCovered(
     seq: fromSeq,
     sums: Uint32Array.of(0, covered.checksum ?? 0),
     specimens: fromSeq === 0 ? SPECIMEN_COUNT : 0,
-  })
+  }
 }
 
 /** A read of covered events and how far it got: always these keys, in this order. */
@@ -672,3 +692,21 @@ function checkedLine(text: string, seq: number): DecodedLine | undefined {
     return undefined
   }
 }
+
+/**
+ * A covered read held for the life of the process, made by the same literal as every read, so
+ * that their hidden class outlives every read. The class of an object literal hangs off V8's
+ * map cache by weak transitions: once the last read was collected it died, and the loops that
+ * check it (`decodeAhead`, `decodeCoveredRecord`, `takeCovered`) were deoptimised ("weak
+ * objects") and compiled again every third load of the bench (each time after V8's retained
+ * maps ran out), 10–45 ms of TurboFan per compile of `takeCovered` on a background thread
+ * (bench B2, decision 0175). Exported so that it is a module binding (see `PROJECTION_SHAPES`).
+ * Last in the module: it reads the constants above.
+ */
+export const COVERED_READ_SHAPE: object = coveredRead(
+  { checksumForm: 'text' } as Backend,
+  '',
+  { fromSeq: 0, throughSeq: -1 },
+  { throughSeq: -1 },
+  (reason) => new Error(reason),
+)
