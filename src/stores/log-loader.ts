@@ -587,7 +587,8 @@ function resolveCovered(
 }
 
 /**
- * Takes the records of `batch` from `from` on into `events` (those in the range, frozen),
+ * Takes the records of `batch` from `from` on into `events` (those in the range, not frozen:
+ * see `readCovered`),
  * checking each and the checksum where the checkpoint's seq is passed, and returns `events`;
  * from the first record whose blobs are being read on, a promise of them. Throws `mismatch`.
  */
@@ -621,10 +622,10 @@ function takeCovered(
     const blobRead = ahead.reads?.[index]
     if (blobRead)
       return blobRead.then(() => {
-        events.push(deepFreeze(line as SessionEvent))
+        events.push(line as SessionEvent)
         return takeCovered(read, batch, ahead, events, index + 1)
       })
-    events.push(deepFreeze(line as SessionEvent))
+    events.push(line as SessionEvent)
   }
   // A batch wholly before the checkpoint's seq is summed in one call.
   if (read.verify && read.seq <= read.coveredSeq)
