@@ -123,6 +123,14 @@ class LineRecord implements Line {
   }
 }
 
+/**
+ * A line held for the life of the process: an instance's hidden class is a transition from the
+ * class's initial one, held weakly, so when the last line of a read was collected it died and
+ * the loops that read lines (`splitLines`, the loader's) were compiled again at every load
+ * (decision 0175; as `COVERED_READ_SHAPE` in log-loader.ts). Exported: a module binding.
+ */
+export const LINE_SHAPE: Line = new LineRecord('', 0, 0)
+
 /** What `splitLines` found in a chunk. */
 type Split = {
   readonly lines: Line[]
