@@ -4,6 +4,7 @@
  */
 import { assertNever } from './errors.js'
 import { type CoreEvent, type EventMap, isCoreEvent, type SessionEvent } from './events.js'
+import { deepFreeze } from './json.js'
 import { jsonLength } from './json-length.js'
 import { emptyObjectArray } from './object-array.js'
 import { prefixView } from './prefix-view.js'
@@ -218,6 +219,38 @@ export function messageCharacters(message: Message): number {
     else characters += 1000 // an image: a flat guess, not its base64 size
   }
   return characters
+}
+
+/**
+ * Freezes what a projector keeps of `event` and hands out (a message's content, a compaction's
+ * summary, a request header's data), for an event that may not be frozen yet: a session freezes
+ * the events a load read only when they leave it, but their messages leave it at once
+ * (decision 0175). Kept beside `toMessage`, which takes those parts.
+ */
+export function freezeProjected(event: SessionEvent): void {
+  if (!isCoreEvent(event)) return
+  switch (event.type) {
+    case 'user/message':
+    case 'steering/message':
+    case 'assistant/message':
+    case 'tool/result':
+      deepFreeze(event.data.content)
+      return
+    case 'compaction':
+      deepFreeze(event.data.summary)
+      return
+    case 'request/header':
+      deepFreeze(event.data)
+      return
+    case 'turn/start':
+    case 'turn/end':
+    case 'step/start':
+    case 'step/end':
+    case 'tool/call':
+      return
+    default:
+      assertNever(event, 'event')
+  }
 }
 
 /** The message an event projects to, if any. Compaction is handled by the projector. */

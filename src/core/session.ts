@@ -22,6 +22,7 @@ import { freezeOwnedJson } from './owned-json.js'
 import {
   createProjector,
   extendProjectionState,
+  freezeProjected,
   type Message,
   type ProjectionState,
   type Projector,
@@ -37,30 +38,39 @@ const PROJECT_STRETCH = 8_192
 /**
  * The per-event loops of loading a projection, outside the session's closures: a function
  * made per session is optimised again for each one, which cost more than the loop itself when
- * a long log is loaded (bench B2). Appends `batch` to `into`, continuing from seq `next`;
- * returns the first event out of order, if any.
+ * a long log is loaded (bench B2). The first event of `batch` whose seq is not `next` on, if
+ * any.
  */
-function appendInOrder(
-  into: SessionEvent[],
-  batch: readonly SessionEvent[],
-  next: number,
-): SessionEvent | undefined {
+function outOfOrder(batch: readonly SessionEvent[], next: number): SessionEvent | undefined {
   for (let index = 0; index < batch.length; index++) {
     const event = batch[index]!
     if (event.seq !== next + index) return event
-    into.push(event)
   }
   return undefined
 }
 
-/** Projects `events[from..to)` (see `appendInOrder`). */
+/**
+ * Projects `events[from..to)` (see `outOfOrder`); those before index `thawed` may not be frozen
+ * yet (read by a load), so what their projection keeps is frozen first.
+ */
 function applyEach(
   projector: Projector,
   events: readonly SessionEvent[],
   from: number,
   to: number,
+  thawed: number,
 ): void {
-  for (let index = from; index < to; index++) projector.apply(events[index]!)
+  for (let index = from; index < to; index++) {
+    const event = events[index]!
+    if (index < thawed) freezeProjected(event)
+    projector.apply(event)
+  }
+}
+
+/** Freezes each of `events` (see `thawedTo` in `openLiveSession`) and returns them. */
+function freezeEach<T extends readonly SessionEvent[]>(events: T): T {
+  for (let index = 0; index < events.length; index++) deepFreeze(events[index])
+  return events
 }
 
 /** Called after an event is committed to the session, in seq order, once per event. */
@@ -218,7 +228,11 @@ export type ReadEventsOptions = {
  * `residentFrom`), given by the store that opened it.
  */
 export interface SessionHistory {
-  /** Events `fromSeq..throughSeq`, all before the resident ones, checked, in batches. */
+  /**
+   * Events `fromSeq..throughSeq`, all before the resident ones, checked, in batches; not
+   * necessarily frozen (the session freezes what it hands out, decision 0175). The session may
+   * keep the batches.
+   */
   read(fromSeq: number, throughSeq: number, signal?: AbortSignal): AsyncIterable<SessionEvent[]>
   /**
    * The error to throw when what was read does not fit the state the session was opened with
@@ -337,6 +351,24 @@ export function openLiveSession(options: OpenLiveSessionOptions): LiveSession {
     throw new RudderError('WRONG_STATE', 'openLiveSession: `folded` must end within the events')
   let resident = emptyObjectArray<SessionEvent>()
   const eventAt = (seq: number): SessionEvent | undefined => resident[seq - residentFrom]
+  /**
+   * Resident events before this seq may not be frozen yet: those a projection load read from the
+   * history. They are frozen when they first leave the session (`frozenEventAt`,
+   * `residentEvents`, `readEvents`; what their projection keeps, when projected), not as they are
+   * read: most of a loaded log is never handed out, and freezing every object of it was a tenth
+   * of a load (bench B2, decision 0175). Every other resident event is frozen.
+   */
+  let thawedTo = 0
+  /** `eventAt` for an event that leaves the session: frozen first. */
+  const frozenEventAt = (seq: number): SessionEvent | undefined => {
+    const event = resident[seq - residentFrom]
+    return seq < thawedTo && event !== undefined ? deepFreeze(event) : event
+  }
+  /** Freezes every resident event not frozen yet. */
+  const freezeResident = (): void => {
+    for (let index = 0; index < thawedTo - residentFrom; index++) deepFreeze(resident[index])
+    thawedTo = 0
+  }
   // Undefined while the projection waits in `deferred` for `loadProjection`.
   let projector: Projector | undefined = options.projection ? undefined : createProjector(eventAt)
   let deferred = options.projection
@@ -409,26 +441,37 @@ export function openLiveSession(options: OpenLiveSessionOptions): LiveSession {
       for await (const batch of history!.read(headerSeq, headerSeq, signal))
         for (const event of batch) if (isEventOf(event, 'request/header')) header = event
       if (header?.seq !== headerSeq) throw mismatch(`seq ${headerSeq} is not a request/header`)
+      deepFreeze(header)
     }
     if (from < residentFrom) {
-      const read: SessionEvent[] = []
+      // The batches as read, joined once at the end: pushing each event onto one array cost a
+      // call per event and the array's growing (bench B2).
+      const read: (readonly SessionEvent[])[] = []
       let expected = from
       for await (const batch of history!.read(from, residentFrom - 1, signal)) {
-        const misfit = appendInOrder(read, batch, expected)
+        const misfit = outOfOrder(batch, expected)
         if (misfit) throw mismatch(`seq ${misfit.seq} read out of order`)
+        read.push(batch)
         expected += batch.length
       }
       if (expected !== residentFrom) throw mismatch(`the log ends at seq ${expected - 1}`)
       // Appends made while reading are already resident: the read part goes before them.
-      resident = read.concat(resident)
+      resident = emptyObjectArray<SessionEvent>().concat(...read, resident)
+      thawedTo = residentFrom
       residentFrom = from
     }
-    const projected = createProjector(eventAt, header)
+    const projected = createProjector(frozenEventAt, header)
     // A long transcript is projected in stretches, so that loading it does not hold the event
     // loop for long; appends made meanwhile are projected by this same loop.
     for (let seq = residentFrom; seq < nextSeq(); ) {
       const end = Math.min(nextSeq(), seq + PROJECT_STRETCH)
-      applyEach(projected, resident, seq - residentFrom, end - residentFrom)
+      applyEach(
+        projected,
+        resident,
+        seq - residentFrom,
+        end - residentFrom,
+        thawedTo - residentFrom,
+      )
       const isFull = end - seq === PROJECT_STRETCH
       seq = end
       if (isFull) {
@@ -453,7 +496,8 @@ export function openLiveSession(options: OpenLiveSessionOptions): LiveSession {
       options.signal?.throwIfAborted()
       if (seq < residentFrom) {
         const last = Math.min(throughSeq, residentFrom - 1)
-        yield* history!.read(seq, last, options.signal)
+        // A history need not freeze what it reads (decision 0175).
+        for await (const batch of history!.read(seq, last, options.signal)) yield freezeEach(batch)
         seq = last + 1
         continue
       }
@@ -461,8 +505,9 @@ export function openLiveSession(options: OpenLiveSessionOptions): LiveSession {
       const batch = resident.slice(start, start + Math.min(READ_BATCH, throughSeq - seq + 1))
       if (batch.length === 0)
         throw new RudderError('INTERNAL', `session ${header.id}: seq ${seq} is not held`)
+      const isThawed = seq < thawedTo
       seq += batch.length
-      yield batch
+      yield isThawed ? freezeEach(batch) : batch
     }
   }
 
@@ -578,12 +623,14 @@ export function openLiveSession(options: OpenLiveSessionOptions): LiveSession {
       return residentFrom
     },
     get residentEvents() {
+      freezeResident()
       return resident
     },
-    eventAt,
+    eventAt: frozenEventAt,
     readEvents,
     state() {
-      for (; foldedTo < nextSeq(); foldedTo++) folded = foldEvent(folded, eventAt(foldedTo)!)
+      // The fold keeps parts of events (tool calls) that `state()` hands out.
+      for (; foldedTo < nextSeq(); foldedTo++) folded = foldEvent(folded, frozenEventAt(foldedTo)!)
       return folded
     },
     append: append as Session['append'],
@@ -615,6 +662,7 @@ export function openLiveSession(options: OpenLiveSessionOptions): LiveSession {
       deferred = { state, throughSeq }
       projector = undefined
       resident = emptyObjectArray<SessionEvent>()
+      thawedTo = 0
       residentFrom = throughSeq + 1
       history = next
       return true

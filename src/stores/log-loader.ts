@@ -476,32 +476,52 @@ export async function loadTail(
 
 /**
  * Reads stored events `fromSeq..throughSeq` that a checkpoint covers (or that follow it), for a
- * session that does not hold them: each parsed, its seq and type checked, its blobs read back,
- * frozen. With the covered ranges known, whole ranges are read, from the start of the one
- * holding `fromSeq` (JSONL seeks there) through the end of the one holding `throughSeq`, and
- * each is checked against its CRC as the read passes its end; the records outside the seqs
- * asked for are only summed, not parsed (decision 0178). Without them (a fork's child whose
- * source did not know its sums), exactly the seqs asked for are read and checked field by
- * field (envelope, type, data). What does not fit is reported through `mismatch` (the caller
- * discards the checkpoint).
+ * session that does not hold them: each parsed, its seq and type checked, its blobs read back.
+ * With the covered ranges known, whole ranges are read, from the start of the one holding
+ * `fromSeq` (JSONL seeks there) through the end of the one holding `throughSeq`, and each is
+ * checked against its CRC as the read passes its end; the records outside the seqs asked for
+ * are only summed, not parsed (decision 0178). Without them (a fork's child whose source did
+ * not know its sums), exactly the seqs asked for are read and checked field by field
+ * (envelope, type, data). What does not fit is reported through `mismatch` (the caller
+ * discards the checkpoint). The events are not frozen: the session freezes what it hands out
+ * (`SessionHistory`, decision 0175).
  */
 export function readCovered(
   backend: Backend,
   id: string,
-  range: { readonly fromSeq: number; readonly throughSeq: number; readonly signal?: AbortSignal },
+  range: CoveredRange,
   covered: Covered,
   mismatch: (reason: string, location: string) => Error,
 ): AsyncGenerator<SessionEvent[]> {
-  // The loops are handed one object of one hidden class, not these: optimised code checks the
-  // class of every object it reads, and `covered` (a parsed checkpoint) and `range` have classes
-  // that die with the session, which discarded that code at the next full collection (bench B2,
-  // decision 0170). Read here, once per call, by code V8 never optimises.
+  return readCoveredFrom(coveredRead(backend, id, range, covered, mismatch))
+}
+
+type CoveredRange = {
+  readonly fromSeq: number
+  readonly throughSeq: number
+  readonly signal?: AbortSignal
+}
+
+/**
+ * The state of a covered read. The loops are handed one object of one hidden class, not the
+ * arguments: optimised code checks the class of every object it reads, and `covered` (a parsed
+ * checkpoint) and `range` have classes that die with the session, which discarded that code at
+ * the next full collection (bench B2, decision 0170). Read here, once per call, by code V8
+ * never optimises.
+ */
+function coveredRead(
+  backend: Backend,
+  id: string,
+  range: CoveredRange,
+  covered: Pick<Covered, 'ranges'>,
+  mismatch: (reason: string, location: string) => Error,
+): CoveredRead {
   const ranges = covered.ranges ?? NO_RANGES
   const first = rangeIndexOf(ranges, range.fromSeq)
   const last = rangeIndexOf(ranges, range.throughSeq)
   const isChecked = first < ranges.length
   const fromSeq = !isChecked ? range.fromSeq : first > 0 ? ranges[first - 1]!.throughSeq + 1 : 0
-  return readCoveredFrom({
+  return {
     backend,
     id,
     hint: repairHint(id),
@@ -520,7 +540,7 @@ export function readCovered(
     summed: 0,
     sums: Uint32Array.of(0),
     specimens: fromSeq === 0 ? SPECIMEN_COUNT : 0,
-  })
+  }
 }
 
 const NO_RANGES: readonly CheckpointRange[] = []
@@ -633,9 +653,10 @@ function resolveCovered(
 }
 
 /**
- * Takes the records of `batch` from `from` on: those of the seqs asked for into `events`
- * (frozen), each range that ends among them checked (`checkRange`); returns `events`, or from
- * the first record whose blobs are being read on, a promise of them. Throws `mismatch`.
+ * Takes the records of `batch` from `from` on: those of the seqs asked for into `events` (not
+ * frozen: see `readCovered`), each range that ends among them checked (`checkRange`); returns
+ * `events`, or from the first record whose blobs are being read on, a promise of them. Throws
+ * `mismatch`.
  */
 function takeCovered(
   read: CoveredRead,
@@ -661,10 +682,10 @@ function takeCovered(
     const blobRead = ahead.reads?.[index]
     if (blobRead)
       return blobRead.then(() => {
-        events.push(deepFreeze(line as SessionEvent))
+        events.push(line as SessionEvent)
         return takeCovered(read, batch, ahead, events, index + 1)
       })
-    events.push(deepFreeze(line as SessionEvent))
+    events.push(line as SessionEvent)
   }
   // The rest of the batch belongs to the next range: summed in one call.
   if (read.nextRange < read.ranges.length)
@@ -745,3 +766,21 @@ function checkedLine(text: string, seq: number): DecodedLine | undefined {
     return undefined
   }
 }
+
+/**
+ * A covered read held for the life of the process, made by the same literal as every read, so
+ * that their hidden class outlives every read. The class of an object literal hangs off V8's
+ * map cache by weak transitions: once the last read was collected it died, and the loops that
+ * check it (`decodeAhead`, `decodeCoveredRecord`, `takeCovered`) were deoptimised ("weak
+ * objects") and compiled again every third load of the bench (each time after V8's retained
+ * maps ran out), 10–45 ms of TurboFan per compile of `takeCovered` on a background thread
+ * (bench B2, decision 0175). Exported so that it is a module binding (see `PROJECTION_SHAPES`).
+ * Last in the module: it reads the constants above.
+ */
+export const COVERED_READ_SHAPE: object = coveredRead(
+  { checksumForm: 'text' } as Backend,
+  '',
+  { fromSeq: 0, throughSeq: -1 },
+  {},
+  (reason) => new Error(reason),
+)

@@ -99,6 +99,38 @@ export async function* readLines(
   }
 }
 
+/**
+ * A `Line` made by a constructor, not an object literal. V8 tracks how many of the objects a
+ * literal makes survive a scavenge and, past a threshold, makes that literal allocate in the old
+ * generation (allocation-site pretenuring). A scavenge in the middle of a batch finds most of its
+ * lines alive, so in some processes the literal was pretenured: every line then lived in the old
+ * generation until a full collection, and kept its text alive through every scavenge, which
+ * copied all 20 MB of a B2 load's line text and doubled the load's time for the rest of the
+ * process (bench B2, decision 0175). Objects made by `new` have no allocation site.
+ */
+class LineRecord implements Line {
+  // Declared, then assigned in the constructor: a class field is defined on each instance
+  // before the constructor runs, a slower path than plain assignment (bench B2).
+  declare readonly kind: 'line'
+  declare readonly text: string
+  declare readonly where: number
+  declare readonly position: number
+  constructor(text: string, where: number, position: number) {
+    this.kind = 'line'
+    this.text = text
+    this.where = where
+    this.position = position
+  }
+}
+
+/**
+ * A line held for the life of the process: an instance's hidden class is a transition from the
+ * class's initial one, held weakly, so when the last line of a read was collected it died and
+ * the loops that read lines (`splitLines`, the loader's) were compiled again at every load
+ * (decision 0175; as `COVERED_READ_SHAPE` in log-loader.ts). Exported: a module binding.
+ */
+export const LINE_SHAPE: Line = new LineRecord('', 0, 0)
+
 /** What `splitLines` found in a chunk. */
 type Split = {
   readonly lines: Line[]
@@ -128,12 +160,7 @@ function splitLines(view: Buffer, offset: number, number: number, firstLine: num
       first = start
       continue
     }
-    lines.push({
-      kind: 'line',
-      text: view.toString('utf8', start, newline),
-      where: number,
-      position: offset + newline + 1,
-    })
+    lines.push(new LineRecord(view.toString('utf8', start, newline), number, offset + newline + 1))
     start = newline + 1
   }
   return { lines, number, first, end: start }
