@@ -83,9 +83,6 @@ function optionalCheckpoint(
 /** A fork's source: its header, and the header's stored text (`Backend.readHeader`). */
 type SourceHeader = SessionHeader & { readonly text: string }
 
-/** What a fork at the end of an open session starts its child from. */
-type ForkBasis = Covered
-
 /** A batch written durably: its lines, and the checksum through it if the writer summed it. */
 type Written = { readonly lines: readonly string[]; readonly checksum: number | undefined }
 const NOTHING_WRITTEN: Written = { lines: [], checksum: undefined }
@@ -95,7 +92,7 @@ type LiveEntry = {
   readonly session: StoredSession & LiveSession
   readonly writer: BatchWriter
   /** The state at the session's last event, if every event is durable and checked. */
-  basis(): ForkBasis | undefined
+  basis(): Covered | undefined
   /** The invariant checker's boundaries through the last event (`LogCheckerState`). */
   boundaries(): Uint8Array | undefined
 }
@@ -695,7 +692,7 @@ export function createSessionStore(backend: Backend, options: StoreOptions = {})
       readonly position: number
       /** Where the record of the cut starts, if known. */
       readonly start: number | undefined
-      readonly basis: ForkBasis
+      readonly basis: Covered
     },
   ): Promise<{ readonly lease: Lease; readonly isCheckpointed: boolean }> {
     const sourceId = source.id
