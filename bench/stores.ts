@@ -15,7 +15,7 @@ import {
   statSync,
   writeSync,
 } from 'node:fs'
-import { open, readFile } from 'node:fs/promises'
+import { type FileHandle, open, readFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { monitorEventLoopDelay, performance } from 'node:perf_hooks'
@@ -271,19 +271,25 @@ async function fullLoad(directory: string, full: boolean): Promise<Row[]> {
 }
 
 /**
- * Timed pairs of B3/B4, after `WARM_PAIRS` untimed ones. Their ratios swing widely on a shared
+ * Timed pairs of B3/B4, after the untimed ones of `WARM_APPENDS`. Their ratios swing widely on a shared
  * machine (decision 0076), so the median is taken over more pairs than elsewhere.
  */
 const APPEND_PAIRS = 9
 
 /**
- * Untimed pairs before them. The append path is compiled (and, for code made per session,
- * compiled again) over a process's first sessions: ~20k instructions an event in sessions 2–4,
- * ~2k in 5–8 (decision 0174). B3/B4 measure appends at a steady state, so in a process of its
- * own (decision 0177) the timed sessions start from the fifth, as they did when earlier
- * benchmarks had warmed the shared code in one long process.
+ * Appends made in untimed pairs before them. V8 optimises the append path only once it is hot: in
+ * a fresh process the per-event functions (`take`, the invariant checker, the writers) are
+ * compiled between the 10,000th and the 35,000th append, 15–60 ms of compiler CPU each, and the
+ * per-batch ones (`writeBatch`, `noteDurable`, the WAL sync; 7–20 ms each) only near their 1,500th
+ * batch (seen with `--trace-opt`; decision 0181). B3/B4 measure appends at a steady state, so the
+ * warm-up is counted in appends, not sessions: with the default 2,002 events a session that is 20
+ * sessions, with `--full` (10,000) four. The warm-up's CPU per append is reported on a row of its
+ * own, beside the timed rate: a process pays it once.
  */
-const WARM_PAIRS = 4
+const WARM_APPENDS = 40_000
+
+/** Untimed runs of a floor variant before its pairs (it runs little code: a few suffice). */
+const WARM_OFF_MAIN = 3
 
 /** B3/B4: durable append with a durability point every 50 events, against raw write+sync. */
 async function durableAppend(
@@ -296,6 +302,7 @@ async function durableAppend(
   const batches: Append[][] = []
   for (let index = 0; index < events.length; index += 50)
     batches.push(events.slice(index, index + 50))
+  const warmPairs = Math.ceil(WARM_APPENDS / events.length)
   for (const kind of kinds) {
     const count = counters()
     const store = await openStore(urlOf(kind, join(directory, `b34-${kind}`)), { counters: count })
@@ -307,7 +314,7 @@ async function durableAppend(
     let syncsPerRun = 0
     // Sessions are created before, and closed after, the timed runs: only appends count.
     const sessions = await Promise.all(
-      Array.from({ length: APPEND_PAIRS + WARM_PAIRS }, () => store.create()),
+      Array.from({ length: APPEND_PAIRS + warmPairs }, () => store.create()),
     )
     const subject = async () => {
       const session = sessions.pop()!
@@ -331,8 +338,12 @@ async function durableAppend(
         : sqliteFloor(directory, batches, floorPoints, floorBusy, () => run++)
     // Untimed pairs first: the subject runs far more code than the floor, and its first runs
     // pay the JIT's compilation of it, which a process pays once, not at every append.
-    for (let warm = 0; warm < WARM_PAIRS; warm++) {
+    let warmCpu = 0
+    for (let warm = 0; warm < warmPairs; warm++) {
+      const start = process.cpuUsage()
       await subject()
+      const used = process.cpuUsage(start)
+      warmCpu += (used.user + used.system) / 1000
       await floor()
     }
     for (const figures of [subjectPoints, floorPoints, subjectBusy, floorBusy]) figures.length = 0
@@ -359,8 +370,29 @@ async function durableAppend(
             () => run++,
             () => guarded('text'),
           )
-    for (let warm = 0; warm < WARM_PAIRS; warm++) await guardedFloor()
+    for (let warm = 0; warm < warmPairs; warm++) await guardedFloor()
     const guardedPairs = await interleaveAsync(APPEND_PAIRS, 'cpu', guardedFloor, floor)
+    // SQLite: the floor with its sync where the store makes it, off the main thread (decision
+    // 0146), against the floor: what keeping the event loop free of the disk costs in CPU.
+    // Then that floor plus the in-memory work owed (`guarded`): the store's physical floor.
+    let offMainPairs: Pair[] | undefined
+    let offMainGuardedPairs: Pair[] | undefined
+    if (kind === 'sqlite') {
+      const offMainFloor = sqliteFloor(directory, batches, unused, unused, () => run++, plain, true)
+      for (let warm = 0; warm < WARM_OFF_MAIN; warm++) await offMainFloor()
+      offMainPairs = await interleaveAsync(APPEND_PAIRS, 'cpu', offMainFloor, floor)
+      const offMainGuarded = sqliteFloor(
+        directory,
+        batches,
+        unused,
+        unused,
+        () => run++,
+        () => guarded('text'),
+        true,
+      )
+      for (let warm = 0; warm < WARM_OFF_MAIN; warm++) await offMainGuarded()
+      offMainGuardedPairs = await interleaveAsync(APPEND_PAIRS, 'cpu', offMainGuarded, floor)
+    }
     // SQLite indexes for search when a search runs (decision 0068): what the appends above
     // left to index, paid once by the first search, beside the appends' own CPU.
     let firstSearch: number | undefined
@@ -374,7 +406,7 @@ async function durableAppend(
     // without I/O. What B3/B4 add over it is the cost of the file or database path.
     const memory = await openStore('memory:')
     const inMemory = await Promise.all(
-      Array.from({ length: APPEND_PAIRS + WARM_PAIRS }, () => memory.create()),
+      Array.from({ length: APPEND_PAIRS + warmPairs }, () => memory.create()),
     )
     const inMemorySubject = async () => {
       const session = inMemory.pop()!
@@ -383,7 +415,7 @@ async function durableAppend(
         await session.flush()
       }
     }
-    for (let warm = 0; warm < WARM_PAIRS; warm++) await inMemorySubject()
+    for (let warm = 0; warm < warmPairs; warm++) await inMemorySubject()
     const memoryPairs = await interleaveAsync(APPEND_PAIRS, 'cpu', inMemorySubject, floor)
     await memory.close()
     const id = kind === 'jsonl' ? 'B3' : 'B4'
@@ -395,6 +427,14 @@ async function durableAppend(
         floor: `${fmt.ms(medianOf(pairs, 'floor'))} ${kind === 'jsonl' ? 'stringify+write+fdatasync' : 'stringify+batched insert+commit'}`,
         ratio: fmt.ratio(ratios(pairs)),
         target: kind === 'jsonl' ? '≤ 1.5×' : '≤ 1.3×',
+      },
+      {
+        id,
+        what: `  a fresh process's first ${(warmPairs * events.length).toLocaleString('en')} appends (untimed above), CPU per append, against the timed runs' (the JIT compiles the append path once a process)`,
+        figure: `${((1000 * warmCpu) / (warmPairs * events.length)).toFixed(2)} µs`,
+        floor: `${((1000 * medianOf(pairs, 'subject')) / events.length).toFixed(2)} µs timed`,
+        ratio: `${(warmCpu / (warmPairs * medianOf(pairs, 'subject'))).toFixed(2)}×`,
+        target: 'orientation',
       },
       {
         id,
@@ -429,6 +469,24 @@ async function durableAppend(
         target: 'orientation',
       },
     )
+    if (offMainPairs)
+      rows.push({
+        id,
+        what: `  the floor with its sync off the main thread as the store makes it (commit without a sync, then fdatasync of the WAL on the thread pool; decision 0146); the subject is ${(medianOf(pairs, 'subject') / medianOf(offMainPairs, 'subject')).toFixed(2)}× its median`,
+        figure: fmt.ms(medianOf(offMainPairs, 'subject')),
+        floor: `${fmt.ms(medianOf(offMainPairs, 'floor'))} (same floor)`,
+        ratio: fmt.ratio(ratios(offMainPairs)),
+        target: 'orientation',
+      })
+    if (offMainGuardedPairs)
+      rows.push({
+        id,
+        what: `  that floor plus what every durable append must do in memory (as above): this store's physical floor; the subject is ${(medianOf(pairs, 'subject') / medianOf(offMainGuardedPairs, 'subject')).toFixed(2)}× its median`,
+        figure: fmt.ms(medianOf(offMainGuardedPairs, 'subject')),
+        floor: `${fmt.ms(medianOf(offMainGuardedPairs, 'floor'))} (same floor)`,
+        ratio: fmt.ratio(ratios(offMainGuardedPairs)),
+        target: 'orientation',
+      })
     if (firstSearch !== undefined)
       rows.push({
         id,
@@ -526,10 +584,15 @@ function sqliteFloor(
   busy: number[],
   next: () => number,
   encoder: () => Encoder = plain,
+  syncOffMain = false,
 ) {
-  const db = new Database(join(directory, `floor-${next()}.db`))
+  const path = join(directory, `floor-${next()}.db`)
+  const db = new Database(path)
   db.pragma('journal_mode = WAL')
-  db.pragma('synchronous = FULL')
+  // Off the main thread as the store syncs (decision 0146): commits write the WAL unsynced,
+  // then one fdatasync of the WAL on the thread pool makes them durable.
+  db.pragma(syncOffMain ? 'synchronous = NORMAL' : 'synchronous = FULL')
+  let wal: FileHandle | undefined
   db.exec(
     'CREATE TABLE events (session_id TEXT NOT NULL, seq INTEGER NOT NULL, line TEXT NOT NULL, PRIMARY KEY (session_id, seq)) STRICT',
   )
@@ -565,6 +628,10 @@ function sqliteFloor(
       const loop = performance.eventLoopUtilization()
       const lines = encode(batch)
       db.transaction(() => insertAll(session, seq, lines)).immediate()
+      if (syncOffMain) {
+        wal ??= await open(`${path}-wal`, 'r')
+        await wal.datasync()
+      }
       seq += lines.length
       busy.push(performance.eventLoopUtilization(loop).active)
       points.push(Number(process.hrtime.bigint() - start) / 1e6)
