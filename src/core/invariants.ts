@@ -97,125 +97,193 @@ export function createLogChecker(
   options: LogCheckOptions = {},
   from?: LogCheckerState,
 ): LogChecker {
-  const outOfTurnExtensions = new Set(options.eventsAllowedBetweenTurns ?? [])
-  let nextSeq = from?.nextSeq ?? 0
+  return new IncrementalLogChecker(options, from)
+}
+
+/**
+ * The checker as a class, not closures made per checker: a store makes one for every session it
+ * opens or loads, and optimised code that calls a closure holds that very closure, so the check
+ * was compiled again at every open (decision 0182). Methods are one function for every checker.
+ */
+class IncrementalLogChecker implements LogChecker {
+  readonly #outOfTurnExtensions: ReadonlySet<string>
+  #nextSeq: number
   // The turn/step/call structure, read through the one fold of the log (log-fold.ts).
-  let state: LogState = from?.fold ?? EMPTY_LOG_STATE
+  #state: LogState
   // Seqs that may be a compaction's firstKeptSeq (docs/spec.md §10), one bit per event. From a
   // checkpoint, room for 8k more events: a resumed session that is never used holds no more.
-  let boundaries = new Uint8Array(((nextSeq + 7) >> 3) + 1024)
-  if (from) boundaries.set(boundariesBefore(from.boundaries, nextSeq))
+  #boundaries: Uint8Array
+  // The problems of the event being checked, and that event (for `#fail`'s messages).
+  #out: LogProblem[] = []
+  #current: CoreEvent | undefined
 
-  function markBoundary(seq: number): void {
-    const byte = seq >> 3
-    if (byte >= boundaries.length) {
-      const grown = new Uint8Array(Math.max(boundaries.length * 2, byte + 1))
-      grown.set(boundaries)
-      boundaries = grown
-    }
-    boundaries[byte]! |= 1 << (seq & 7)
+  constructor(options: LogCheckOptions, from: LogCheckerState | undefined) {
+    this.#outOfTurnExtensions = new Set(options.eventsAllowedBetweenTurns ?? [])
+    this.#nextSeq = from?.nextSeq ?? 0
+    this.#state = from?.fold ?? EMPTY_LOG_STATE
+    this.#boundaries = new Uint8Array(((this.#nextSeq + 7) >> 3) + 1024)
+    if (from) this.#boundaries.set(boundariesBefore(from.boundaries, this.#nextSeq))
   }
 
-  // Created once per checker, not per event: the checks below run on every append.
-  let out: LogProblem[] = []
-  let current: CoreEvent | undefined
-  const fail = (rule: LogRule, message: string): void => {
-    const event = current
-    if (!event) return
-    out.push({ seq: event.seq, rule, message: `seq ${event.seq} (${event.type}): ${message}` })
+  check(event: SessionEvent): LogProblem[] {
+    return this.#inspect(event, false)
   }
-  const outsideStep = (what: string): void => {
-    const { step } = state
+
+  record(event: SessionEvent): LogProblem[] {
+    return this.#inspect(event, true)
+  }
+
+  finish(): LogProblem[] {
+    const { openTurn, step } = this.#state
+    const out: LogProblem[] = []
     if (step)
-      fail(
+      out.push({
+        seq: step.startSeq,
+        rule: 'step-balance',
+        message: `seq ${step.startSeq} (step/start): step ${step.step} of turn ${step.turn} is never closed`,
+      })
+    if (openTurn)
+      out.push({
+        seq: openTurn.seq,
+        rule: 'turn-balance',
+        message: `seq ${openTurn.seq} (turn/start): turn ${openTurn.turn} is never closed (a crashed log is repaired when a store opens it)`,
+      })
+    return out
+  }
+
+  get openTurn(): number | undefined {
+    return this.#state.openTurn?.turn
+  }
+
+  get lastTurn(): number {
+    return this.#state.lastTurn
+  }
+
+  snapshot(): LogCheckerState {
+    // The fold is immutable (log-fold.ts), so it is shared; the boundaries are copied.
+    return {
+      nextSeq: this.#nextSeq,
+      fold: this.#state,
+      boundaries: boundariesBefore(this.#boundaries, this.#nextSeq),
+    }
+  }
+
+  #markBoundary(seq: number): void {
+    const byte = seq >> 3
+    if (byte >= this.#boundaries.length) {
+      const grown = new Uint8Array(Math.max(this.#boundaries.length * 2, byte + 1))
+      grown.set(this.#boundaries)
+      this.#boundaries = grown
+    }
+    this.#boundaries[byte]! |= 1 << (seq & 7)
+  }
+
+  #fail(rule: LogRule, message: string): void {
+    const event = this.#current
+    if (!event) return
+    this.#out.push({
+      seq: event.seq,
+      rule,
+      message: `seq ${event.seq} (${event.type}): ${message}`,
+    })
+  }
+
+  #outsideStep(what: string): void {
+    const { step } = this.#state
+    if (step)
+      this.#fail(
         'placement',
         `${what} may not stand inside a step (step ${step.step} of turn ${step.turn} is open since seq ${step.startSeq})`,
       )
   }
-  const insideStep = (): OpenStep | undefined => {
-    if (!state.step)
-      fail('placement', 'execution events may only stand inside a step (no step is open)')
-    return state.step
+
+  #insideStep(): OpenStep | undefined {
+    if (!this.#state.step)
+      this.#fail('placement', 'execution events may only stand inside a step (no step is open)')
+    return this.#state.step
   }
 
-  function problemsOf(event: CoreEvent): LogProblem[] {
+  #problemsOf(event: CoreEvent): LogProblem[] {
     const seq = event.seq
-    const { lastTurn, openTurn, step } = state
-    out = []
-    current = event
+    const { lastTurn, openTurn, step } = this.#state
+    this.#out = []
+    this.#current = event
     switch (event.type) {
       case 'user/message':
-        outsideStep('a user message')
+        this.#outsideStep('a user message')
         break
       case 'steering/message':
-        if (!openTurn) fail('placement', 'steering may only stand inside a turn (no turn is open)')
+        if (!openTurn)
+          this.#fail('placement', 'steering may only stand inside a turn (no turn is open)')
         else if (event.data.turn !== openTurn.turn)
-          fail(
+          this.#fail(
             'placement',
             `steering names turn ${event.data.turn} but turn ${openTurn.turn} is open`,
           )
-        outsideStep('steering')
+        this.#outsideStep('steering')
         break
       case 'turn/start': {
         const expected = lastTurn + 1
         if (openTurn)
-          fail(
+          this.#fail(
             'turn-balance',
             `turn ${event.data.turn} starts while turn ${openTurn.turn} (opened at seq ${openTurn.seq}) is still open`,
           )
         if (event.data.turn !== expected)
-          fail(
+          this.#fail(
             'turn-balance',
             `turn ${event.data.turn} starts, but turns are numbered in order and the next is ${expected}`,
           )
         if (event.data.trigger !== 'prompt' && event.data.trigger !== 'continue')
-          fail('turn-balance', `unknown trigger ${JSON.stringify(event.data.trigger)}`)
+          this.#fail('turn-balance', `unknown trigger ${JSON.stringify(event.data.trigger)}`)
         break
       }
       case 'turn/end':
-        if (!openTurn) fail('turn-balance', `turn ${event.data.turn} ends but no turn is open`)
+        if (!openTurn)
+          this.#fail('turn-balance', `turn ${event.data.turn} ends but no turn is open`)
         else if (event.data.turn !== openTurn.turn)
-          fail(
+          this.#fail(
             'turn-balance',
             `turn/end names turn ${event.data.turn} but turn ${openTurn.turn} is open`,
           )
         if (step)
-          fail(
+          this.#fail(
             'step-balance',
             `turn ends while step ${step.step} (opened at seq ${step.startSeq}) is still open`,
           )
         break
       case 'step/start':
-        if (!openTurn) fail('placement', 'a step may only start inside a turn (no turn is open)')
+        if (!openTurn)
+          this.#fail('placement', 'a step may only start inside a turn (no turn is open)')
         else {
           if (event.data.turn !== openTurn.turn)
-            fail(
+            this.#fail(
               'step-balance',
               `step/start names turn ${event.data.turn} but turn ${openTurn.turn} is open`,
             )
           if (event.data.step !== openTurn.lastStep + 1)
-            fail(
+            this.#fail(
               'step-balance',
               `step ${event.data.step} starts, but steps count from 1 in each turn and the next is ${openTurn.lastStep + 1}`,
             )
         }
         if (step)
-          fail(
+          this.#fail(
             'step-balance',
             `step ${event.data.step} starts while step ${step.step} (opened at seq ${step.startSeq}) is still open`,
           )
         break
       case 'step/end': {
-        const open = insideStep()
+        const open = this.#insideStep()
         if (open) {
           if (event.data.turn !== open.turn || event.data.step !== open.step)
-            fail(
+            this.#fail(
               'step-balance',
               `step/end names turn ${event.data.turn} step ${event.data.step} but step ${open.step} of turn ${open.turn} is open`,
             )
           const missing = open.calls.slice(open.resultIndex).map((call) => call.id)
           if (missing.length > 0)
-            fail(
+            this.#fail(
               'tool-pairing',
               `the step ends but tool call(s) ${missing.join(', ')} have no result`,
             )
@@ -223,18 +291,18 @@ export function createLogChecker(
         break
       }
       case 'request/header': {
-        const open = insideStep()
+        const open = this.#insideStep()
         if (open && open.assistantSeq !== undefined)
-          fail(
+          this.#fail(
             'placement',
             `the request header must come before the step's assistant message (seq ${open.assistantSeq})`,
           )
         break
       }
       case 'assistant/message': {
-        const open = insideStep()
+        const open = this.#insideStep()
         if (open && open.assistantSeq !== undefined)
-          fail(
+          this.#fail(
             'placement',
             `a step holds at most one assistant message; this step has one at seq ${open.assistantSeq}`,
           )
@@ -242,74 +310,77 @@ export function createLogChecker(
         for (const block of event.data.content ?? []) {
           if (block.type !== 'tool-call') continue
           if (ids.has(block.id))
-            fail('tool-pairing', `tool call id ${block.id} appears twice in one message`)
+            this.#fail('tool-pairing', `tool call id ${block.id} appears twice in one message`)
           ids.add(block.id)
         }
         break
       }
       case 'tool/call': {
-        const open = insideStep()
+        const open = this.#insideStep()
         if (!open) break
         const callId = event.data.callId
         const index = open.calls.findIndex((call) => call.id === callId)
         if (open.assistantSeq === undefined)
-          fail('tool-pairing', `tool/call ${callId} has no assistant message before it in its step`)
+          this.#fail(
+            'tool-pairing',
+            `tool/call ${callId} has no assistant message before it in its step`,
+          )
         else if (index < 0)
-          fail(
+          this.#fail(
             'tool-pairing',
             `tool/call ${callId} is not a call of the step's assistant message (seq ${open.assistantSeq})`,
           )
         else if (index < open.resultIndex)
-          fail('tool-pairing', `tool/call ${callId} comes after its own result`)
+          this.#fail('tool-pairing', `tool/call ${callId} comes after its own result`)
         else if (open.started.has(callId))
-          fail('tool-pairing', `tool/call ${callId} is logged twice`)
+          this.#fail('tool-pairing', `tool/call ${callId} is logged twice`)
         else if (open.calls[index]?.name !== event.data.name)
-          fail(
+          this.#fail(
             'tool-pairing',
             `tool/call ${callId} names tool ${JSON.stringify(event.data.name)} but the message called ${JSON.stringify(open.calls[index]?.name)}`,
           )
         break
       }
       case 'tool/result': {
-        const open = insideStep()
+        const open = this.#insideStep()
         if (!open) break
         const callId = event.data.callId
         const expected = open.calls[open.resultIndex]
         if (open.assistantSeq === undefined)
-          fail(
+          this.#fail(
             'tool-pairing',
             `tool/result ${callId} has no assistant message before it in its step`,
           )
         else if (!expected)
-          fail(
+          this.#fail(
             'tool-pairing',
             `tool/result ${callId} has no call waiting for a result (the message at seq ${open.assistantSeq} made ${open.calls.length} call(s), all answered)`,
           )
         else if (expected.id !== callId) {
           const known = open.calls.some((call) => call.id === callId)
-          fail(
+          this.#fail(
             'tool-pairing',
             known
               ? `results must follow call order: expected the result of ${expected.id} before ${callId}`
               : `tool/result ${callId} answers no call of the message at seq ${open.assistantSeq}`,
           )
         } else if (expected.name !== event.data.name)
-          fail(
+          this.#fail(
             'tool-pairing',
             `tool/result ${callId} names tool ${JSON.stringify(event.data.name)} but the call was to ${JSON.stringify(expected.name)}`,
           )
         break
       }
       case 'compaction': {
-        outsideStep('compaction')
+        this.#outsideStep('compaction')
         const kept = event.data.firstKeptSeq
         if (!Number.isInteger(kept) || kept < 0 || kept > seq)
-          fail(
+          this.#fail(
             'compaction',
             `firstKeptSeq ${kept} must be a seq between 0 and the compaction's own seq ${seq}`,
           )
-        else if (kept < seq && !isBoundary(boundaries, kept))
-          fail(
+        else if (kept < seq && !isBoundary(this.#boundaries, kept))
+          this.#fail(
             'compaction',
             `firstKeptSeq ${kept} must be the seq of a turn/start, a step/start, or a user or steering message outside a step, so no assistant message is cut from its tool results`,
           )
@@ -318,34 +389,34 @@ export function createLogChecker(
       default:
         assertNeverEvent(event)
     }
-    return out
+    return this.#out
   }
 
   /** Takes `event` in: the fold, and the seqs a compaction may keep from. */
-  function advance(event: CoreEvent): void {
-    state = foldEvent(state, event)
+  #advance(event: CoreEvent): void {
+    this.#state = foldEvent(this.#state, event)
     if (
       event.type === 'user/message' ||
       event.type === 'steering/message' ||
       event.type === 'turn/start' ||
       event.type === 'step/start'
     )
-      markBoundary(event.seq)
+      this.#markBoundary(event.seq)
   }
 
-  function inspect(event: SessionEvent, takeIn: boolean): LogProblem[] {
-    if (event.seq !== nextSeq) {
+  #inspect(event: SessionEvent, takeIn: boolean): LogProblem[] {
+    if (event.seq !== this.#nextSeq) {
       const problem: LogProblem = {
         seq: event.seq,
         rule: 'seq-contiguous',
-        message: `seq ${event.seq} (${event.type}): seqs must be contiguous from 0; expected seq ${nextSeq}`,
+        message: `seq ${event.seq} (${event.type}): seqs must be contiguous from 0; expected seq ${this.#nextSeq}`,
       }
-      if (takeIn) nextSeq = event.seq + 1
+      if (takeIn) this.#nextSeq = event.seq + 1
       return [problem]
     }
     if (!isCoreEvent(event)) {
-      if (takeIn) nextSeq++
-      if (!state.openTurn && !outOfTurnExtensions.has(event.type)) {
+      if (takeIn) this.#nextSeq++
+      if (!this.#state.openTurn && !this.#outOfTurnExtensions.has(event.type)) {
         return [
           {
             seq: event.seq,
@@ -356,44 +427,12 @@ export function createLogChecker(
       }
       return []
     }
-    const problems = problemsOf(event)
+    const problems = this.#problemsOf(event)
     if (takeIn) {
-      advance(event)
-      nextSeq++
+      this.#advance(event)
+      this.#nextSeq++
     }
     return problems
-  }
-
-  return {
-    check: (event) => inspect(event, false),
-    record: (event) => inspect(event, true),
-    finish() {
-      const { openTurn, step } = state
-      const out: LogProblem[] = []
-      if (step)
-        out.push({
-          seq: step.startSeq,
-          rule: 'step-balance',
-          message: `seq ${step.startSeq} (step/start): step ${step.step} of turn ${step.turn} is never closed`,
-        })
-      if (openTurn)
-        out.push({
-          seq: openTurn.seq,
-          rule: 'turn-balance',
-          message: `seq ${openTurn.seq} (turn/start): turn ${openTurn.turn} is never closed (a crashed log is repaired when a store opens it)`,
-        })
-      return out
-    },
-    get openTurn() {
-      return state.openTurn?.turn
-    },
-    get lastTurn() {
-      return state.lastTurn
-    },
-    snapshot() {
-      // The fold is immutable (log-fold.ts), so it is shared; the boundaries are copied.
-      return { nextSeq, fold: state, boundaries: boundariesBefore(boundaries, nextSeq) }
-    },
   }
 }
 

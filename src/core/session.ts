@@ -67,6 +67,26 @@ function applyEach(
   }
 }
 
+/**
+ * Takes in the events a session opens with (see `outOfOrder`): frozen, checked, held and
+ * projected. Inside `openLiveSession` this loop made that whole function hot, so it was
+ * optimised (and OSR-compiled) again at every open without a checkpoint (decision 0182).
+ */
+function takeInEach(
+  events: readonly SessionEvent[],
+  checker: LogChecker | undefined,
+  resident: SessionEvent[],
+  projector: Projector | undefined,
+): void {
+  for (let index = 0; index < events.length; index++) {
+    const event = events[index]!
+    deepFreeze(event)
+    checker?.record(event)
+    resident.push(event)
+    projector?.apply(event)
+  }
+}
+
 /** Freezes each of `events` (see `thawedTo` in `openLiveSession`) and returns them. */
 function freezeEach<T extends readonly SessionEvent[]>(events: T): T {
   for (let index = 0; index < events.length; index++) deepFreeze(events[index])
@@ -396,12 +416,7 @@ export function openLiveSession(options: OpenLiveSessionOptions): LiveSession {
   /** Holds taken by `holdSession` and not yet given back. */
   let holds = 0
 
-  for (const event of options.events) {
-    deepFreeze(event)
-    checker?.record(event)
-    resident.push(event)
-    projector?.apply(event)
-  }
+  takeInEach(options.events, checker, resident, projector)
   const nextSeq = () => residentFrom + resident.length
   delivered = nextSeq()
 

@@ -78,30 +78,43 @@ export function createEventCheck(
   checker: LogChecker = createLogChecker({ allowOpenTurn: true }),
   options: { readonly checkData?: boolean } = {},
 ): EventCheck {
-  const checkData = options.checkData ?? true
-  return {
-    checker,
-    accept(line) {
-      if (!isEventType(line.type)) {
-        if (line.ignorable !== true)
-          throw new RecordProblem(
-            'UNKNOWN_EVENT_TYPE',
-            `event type ${JSON.stringify(line.type)} is unknown to this rudder and not marked ignorable; it was written by a newer rudder or a plugin, so upgrade rudder (or load the plugin) to open this session`,
-          )
-      } else if (checkData) {
-        const found = EVENT_DATA_CHECK[line.type](line.data)
-        if (found)
-          throw new RecordProblem('LOG_CORRUPT', describeShapeIssue(found, `${line.type} data`))
-      }
-      const event = line as SessionEvent
-      const problems = checker.record(event)
-      if (problems.length > 0)
+  return new LoadedEventCheck(checker, options.checkData ?? true)
+}
+
+/**
+ * A class, not a closure per check: a store makes one at every load, and optimised code that
+ * calls a closure holds that very closure, so the load path was compiled again at every load
+ * (decision 0182). `accept` is one function for every check.
+ */
+class LoadedEventCheck implements EventCheck {
+  readonly checker: LogChecker
+  readonly #checkData: boolean
+
+  constructor(checker: LogChecker, checkData: boolean) {
+    this.checker = checker
+    this.#checkData = checkData
+  }
+
+  accept(line: DecodedLine): SessionEvent {
+    if (!isEventType(line.type)) {
+      if (line.ignorable !== true)
         throw new RecordProblem(
-          'LOG_CORRUPT',
-          problems.map((problem) => `${problem.message} [${problem.rule}]`).join('; '),
+          'UNKNOWN_EVENT_TYPE',
+          `event type ${JSON.stringify(line.type)} is unknown to this rudder and not marked ignorable; it was written by a newer rudder or a plugin, so upgrade rudder (or load the plugin) to open this session`,
         )
-      return event
-    },
+    } else if (this.#checkData) {
+      const found = EVENT_DATA_CHECK[line.type](line.data)
+      if (found)
+        throw new RecordProblem('LOG_CORRUPT', describeShapeIssue(found, `${line.type} data`))
+    }
+    const event = line as SessionEvent
+    const problems = this.checker.record(event)
+    if (problems.length > 0)
+      throw new RecordProblem(
+        'LOG_CORRUPT',
+        problems.map((problem) => `${problem.message} [${problem.rule}]`).join('; '),
+      )
+    return event
   }
 }
 

@@ -408,3 +408,29 @@ describe('single-event corruptions are rejected (property)', () => {
     })
   }
 })
+
+describe('checkers share their code', () => {
+  // A store makes a checker at every open; optimised code that calls a checker's method holds
+  // that very function, so checkers must share them, not make closures each (decision 0182).
+  it('two checkers have the same record, check and finish functions', () => {
+    const a = createLogChecker({ allowOpenTurn: true })
+    const b = createLogChecker({}, a.snapshot())
+    expect(a.record).toBe(b.record)
+    expect(a.check).toBe(b.check)
+    expect(a.finish).toBe(b.finish)
+    expect(a.snapshot).toBe(b.snapshot)
+  })
+
+  it('checkers keep their own state', () => {
+    const log = buildLog([turnStart(1), user('hi'), turnEnd(1)])
+    const a = createLogChecker({ allowOpenTurn: true })
+    const b = createLogChecker({ allowOpenTurn: true })
+    expect(a.record(log[0]!)).toEqual([])
+    expect(a.openTurn).toBe(1)
+    expect(b.openTurn).toBeUndefined()
+    expect(b.record(log[1]!).map((problem) => problem.rule)).toEqual(['seq-contiguous'])
+    expect(a.record(log[1]!)).toEqual([])
+    expect(a.lastTurn).toBe(1)
+    expect(b.lastTurn).toBe(0)
+  })
+})
