@@ -55,13 +55,13 @@ export async function* readLines(
 ): AsyncGenerator<LineBatch> {
   const handle = await open(path, 'r')
   try {
-    const startOffset = options.from?.offset ?? 0
+    const startOffset = smallInteger(options.from?.offset ?? 0)
     // Small files (most sessions) get a small buffer: a large one costs page faults per read.
     const size = (await handle.stat()).size
     let buffer = Buffer.allocUnsafe(Math.max(1024, Math.min(CHUNK_BYTES, size - startOffset + 1)))
     let filled = 0
     let bufferOffset = startOffset
-    let number = (options.from?.line ?? 1) - 1
+    let number = smallInteger(options.from?.line ?? 1) - 1
     const firstLine = options.firstLine ?? 0
     for (;;) {
       // A line longer than the buffer: grow it so the line fits whole.
@@ -130,6 +130,19 @@ class LineRecord implements Line {
  * (decision 0175; as `COVERED_READ_SHAPE` in log-loader.ts). Exported: a module binding.
  */
 export const LINE_SHAPE: Line = new LineRecord('', 0, 0)
+
+/**
+ * `value` (a non-negative integer) held as V8 holds a small integer, when it is one. A number
+ * read from a field that once held a large one (a parsed checkpoint's `start`) comes as a boxed
+ * double even when its value is small, and every position added to it stays one: the first
+ * line made with such a position turned `LineRecord`'s integer field into a double one, which
+ * retires the class `LINE_SHAPE` holds and gives lines a class nothing holds past the load. So
+ * the load loops were compiled again at every load after a full collection (decision 0179).
+ * Positions of 2 GiB and more stay doubles.
+ */
+function smallInteger(value: number): number {
+  return value < 2 ** 31 ? value | 0 : value
+}
 
 /** What `splitLines` found in a chunk. */
 type Split = {
