@@ -133,12 +133,13 @@ export const LINE_SHAPE: Line = new LineRecord('', 0, 0)
 
 /**
  * `value` (a non-negative integer) held as V8 holds a small integer, when it is one. A number
- * read from a field that once held a large one (a parsed checkpoint's `start`) comes as a boxed
- * double even when its value is small, and every position added to it stays one: the first
- * line made with such a position turned `LineRecord`'s integer field into a double one, which
- * retires the class `LINE_SHAPE` holds and gives lines a class nothing holds past the load. So
- * the load loops were compiled again at every load after a full collection (decision 0179).
- * Positions of 2 GiB and more stay doubles.
+ * read from an object field V8 stores as a double (one that held a double before: the parsed
+ * checkpoint's `start` came so in B2's process, which had written the log) comes boxed even when
+ * it is a small integer, and every position added to it stays boxed: the first line made with such a
+ * position turned `LineRecord`'s `position` into a double field, which retires the class
+ * `LINE_SHAPE` holds and gives lines a class nothing holds past the load. So the load loops were
+ * compiled again at every load after a full collection (decision 0179). Positions of 2 GiB and
+ * more stay doubles (and would retire it once more).
  */
 function smallInteger(value: number): number {
   return value < 2 ** 31 ? value | 0 : value
