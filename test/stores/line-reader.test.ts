@@ -5,9 +5,17 @@
  */
 import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
+import { setFlagsFromString } from 'node:v8'
 import { describe, expect, it } from 'vitest'
-import { type Line, readLines } from '../../src/stores/jsonl/line-reader.js'
+import { LINE_SHAPE, type Line, readLines } from '../../src/stores/jsonl/line-reader.js'
 import { tempDirectory } from './support/stores.js'
+
+setFlagsFromString('--allow-natives-syntax')
+const isSmallInteger = new Function('value', 'return %IsSmi(value)') as (value: unknown) => boolean
+const haveSameClass = new Function('a', 'b', 'return %HaveSameMap(a, b)') as (
+  a: unknown,
+  b: unknown,
+) => boolean
 
 /** Lines of pseudo-random lengths (fixed seed), non-ASCII included, some far over 1 MiB total. */
 function linesOf(count: number, seed: number): string[] {
@@ -86,5 +94,25 @@ describe('readLines', () => {
     const { lines, torn } = await readAll(path)
     expect(lines.map((line) => line.text)).toEqual(texts)
     expect(torn).toEqual({ number: 601, start: file.length, bytes: tail.length })
+  })
+
+  it('gives lines the class LINE_SHAPE holds when the start offset is a boxed double', async () => {
+    const path = join(tempDirectory(), 'boxed.jsonl')
+    writeFileSync(path, file)
+    const offset = Buffer.byteLength(`${texts.slice(0, 250).join('\n')}\n`)
+    // A field that once held a fraction holds doubles: reading it gives a boxed number, as a
+    // parsed checkpoint's `start` did (decision 0179).
+    const holder = { offset: 0.5, line: 0.5 }
+    holder.offset = offset
+    holder.line = 251
+    expect(isSmallInteger(holder.offset)).toBe(false)
+    const from = await readAll(path, { from: { offset: holder.offset, line: holder.line } })
+    expect(from.lines.map((line) => line.text)).toEqual(texts.slice(250))
+    expect(from.lines.at(-1)!.position).toBe(file.length)
+    for (const line of [from.lines[0]!, from.lines.at(-1)!]) {
+      expect(isSmallInteger(line.position)).toBe(true)
+      expect(isSmallInteger(line.where)).toBe(true)
+      expect(haveSameClass(line, LINE_SHAPE)).toBe(true)
+    }
   })
 })

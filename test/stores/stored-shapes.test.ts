@@ -24,6 +24,7 @@ import {
   BLOB_REFERENCE_CHECK,
   ENVELOPE_CHECK,
   EVENT_DATA_CHECK,
+  EVENT_DATA_FULL_CHECK,
   HEADER_CHECK,
   isCommonDataValid,
 } from '../../src/stores/stored-shapes.js'
@@ -310,11 +311,14 @@ describe('the stored-shape checks and the zod schemas', () => {
     it(`agree on valid and mutated ${type} data`, () => {
       fc.assert(
         fc.property(DATA[type], fc.array(mutation, { maxLength: 2 }), (data, changes) => {
-          expectAgreement(EVENT_DATA[type], EVENT_DATA_CHECK[type], data)
+          // The check loads and appends use (quick verdict first) and the full one alone.
+          for (const check of [EVENT_DATA_CHECK[type], EVENT_DATA_FULL_CHECK[type]])
+            expectAgreement(EVENT_DATA[type], check, data)
           expect(EVENT_DATA_CHECK[type](data)).toBeUndefined()
           let changed: unknown = data
           for (const change of changes) changed = mutate(changed, change)
-          expectAgreement(EVENT_DATA[type], EVENT_DATA_CHECK[type], changed)
+          for (const check of [EVENT_DATA_CHECK[type], EVENT_DATA_FULL_CHECK[type]])
+            expectAgreement(EVENT_DATA[type], check, changed)
         }),
         RUNS,
       )
@@ -354,6 +358,7 @@ describe('the stored-shape checks and the zod schemas', () => {
   it('agree on arbitrary values of any shape', () => {
     const checks = [
       ...EVENT_TYPES.map((type) => [EVENT_DATA[type], EVENT_DATA_CHECK[type]] as const),
+      ...EVENT_TYPES.map((type) => [EVENT_DATA[type], EVENT_DATA_FULL_CHECK[type]] as const),
       [storedEnvelope, ENVELOPE_CHECK] as const,
       [headerSchema, HEADER_CHECK] as const,
     ]
@@ -396,7 +401,7 @@ describe('the quick verdict on common event data (decision 0174)', () => {
   // write data a store refuses to read back.
   const expectSound = (type: string, value: unknown) => {
     if (!isCommonDataValid(type, value)) return
-    expect(EVENT_DATA_CHECK[type as (typeof EVENT_TYPES)[number]](value)).toBeUndefined()
+    expect(EVENT_DATA_FULL_CHECK[type as (typeof EVENT_TYPES)[number]](value)).toBeUndefined()
   }
 
   for (const type of EVENT_TYPES) {

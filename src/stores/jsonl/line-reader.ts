@@ -55,13 +55,13 @@ export async function* readLines(
 ): AsyncGenerator<LineBatch> {
   const handle = await open(path, 'r')
   try {
-    const startOffset = options.from?.offset ?? 0
+    const startOffset = smallInteger(options.from?.offset ?? 0)
     // Small files (most sessions) get a small buffer: a large one costs page faults per read.
     const size = (await handle.stat()).size
     let buffer = Buffer.allocUnsafe(Math.max(1024, Math.min(CHUNK_BYTES, size - startOffset + 1)))
     let filled = 0
     let bufferOffset = startOffset
-    let number = (options.from?.line ?? 1) - 1
+    let number = smallInteger(options.from?.line ?? 1) - 1
     const firstLine = options.firstLine ?? 0
     for (;;) {
       // A line longer than the buffer: grow it so the line fits whole.
@@ -130,6 +130,20 @@ class LineRecord implements Line {
  * (decision 0175; as `COVERED_READ_SHAPE` in log-loader.ts). Exported: a module binding.
  */
 export const LINE_SHAPE: Line = new LineRecord('', 0, 0)
+
+/**
+ * `value` (a non-negative integer) held as V8 holds a small integer, when it is one. A number
+ * read from an object field V8 stores as a double (one that held a double before: the parsed
+ * checkpoint's `start` came so in B2's process, which had written the log) comes boxed even when
+ * it is a small integer, and every position added to it stays boxed: the first line made with such a
+ * position turned `LineRecord`'s `position` into a double field, which retires the class
+ * `LINE_SHAPE` holds and gives lines a class nothing holds past the load. So the load loops were
+ * compiled again at every load after a full collection (decision 0179). Positions of 2 GiB and
+ * more stay doubles (and would retire it once more).
+ */
+function smallInteger(value: number): number {
+  return value < 2 ** 31 ? value | 0 : value
+}
 
 /** What `splitLines` found in a chunk. */
 type Split = {
