@@ -68,9 +68,11 @@ function applyEach(
 }
 
 /**
- * Takes in the events a session opens with (see `outOfOrder`): frozen, checked, held and
- * projected. Inside `openLiveSession` this loop made that whole function hot, so it was
- * optimised (and OSR-compiled) again at every open without a checkpoint (decision 0182).
+ * Takes in the events a session opens with (see `outOfOrder`): checked, held and, when the
+ * projection is loaded at open, projected (what the projection keeps frozen first). They are not
+ * frozen here: a store read them, so nobody else holds them, and they are frozen when they
+ * leave the session (`thawedTo`). Inside `openLiveSession` this loop made that whole function
+ * hot, so it was optimised again at every open (decision 0182).
  */
 function takeInEach(
   events: readonly SessionEvent[],
@@ -80,10 +82,12 @@ function takeInEach(
 ): void {
   for (let index = 0; index < events.length; index++) {
     const event = events[index]!
-    deepFreeze(event)
     checker?.record(event)
     resident.push(event)
-    projector?.apply(event)
+    if (projector) {
+      freezeProjected(event)
+      projector.apply(event)
+    }
   }
 }
 
@@ -372,11 +376,13 @@ export function openLiveSession(options: OpenLiveSessionOptions): LiveSession {
   let resident = emptyObjectArray<SessionEvent>()
   const eventAt = (seq: number): SessionEvent | undefined => resident[seq - residentFrom]
   /**
-   * Resident events before this seq may not be frozen yet: those a projection load read from the
-   * history. They are frozen when they first leave the session (`frozenEventAt`,
-   * `residentEvents`, `readEvents`; what their projection keeps, when projected), not as they are
-   * read: most of a loaded log is never handed out, and freezing every object of it was a tenth
-   * of a load (bench B2, decision 0175). Every other resident event is frozen.
+   * Resident events before this seq may not be frozen yet: those the session opened with and
+   * those a projection load read from the history, all read by the store. They are frozen when
+   * they first leave the session (`frozenEventAt`, `residentEvents`, `readEvents`; what their
+   * projection keeps, when projected), not as they are read: most of a loaded log is never
+   * handed out, and freezing every object of it was a tenth of a load (bench B2, decisions 0175
+   * and 0182). Every other resident event (an append) is frozen. The thawed events are always
+   * the first resident ones.
    */
   let thawedTo = 0
   /** `eventAt` for an event that leaves the session: frozen first. */
@@ -390,7 +396,9 @@ export function openLiveSession(options: OpenLiveSessionOptions): LiveSession {
     thawedTo = 0
   }
   // Undefined while the projection waits in `deferred` for `loadProjection`.
-  let projector: Projector | undefined = options.projection ? undefined : createProjector(eventAt)
+  let projector: Projector | undefined = options.projection
+    ? undefined
+    : createProjector(frozenEventAt)
   let deferred = options.projection
   let loading: Promise<void> | undefined
   let checker: LogChecker | undefined = options.checkInvariants
@@ -417,6 +425,7 @@ export function openLiveSession(options: OpenLiveSessionOptions): LiveSession {
   let holds = 0
 
   takeInEach(options.events, checker, resident, projector)
+  thawedTo = residentFrom + resident.length
   const nextSeq = () => residentFrom + resident.length
   delivered = nextSeq()
 
@@ -472,7 +481,8 @@ export function openLiveSession(options: OpenLiveSessionOptions): LiveSession {
       if (expected !== residentFrom) throw mismatch(`the log ends at seq ${expected - 1}`)
       // Appends made while reading are already resident: the read part goes before them.
       resident = emptyObjectArray<SessionEvent>().concat(...read, resident)
-      thawedTo = residentFrom
+      // The events read are thawed, and so may be those the session opened with.
+      thawedTo = Math.max(thawedTo, residentFrom)
       residentFrom = from
     }
     const projected = createProjector(frozenEventAt, header)

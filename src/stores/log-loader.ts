@@ -32,6 +32,10 @@ import { createEventCheck, locate, parseHeader, repairHint } from './event-check
 import { EVENT_DATA_CHECK } from './stored-shapes.js'
 
 export type LoadedEvents = {
+  /**
+   * Not frozen: nobody else holds them, and most are never handed out. A caller that hands them
+   * out freezes them first, as a live session does when they leave it (decision 0182).
+   */
   readonly events: SessionEvent[]
   /** Backend position where each event's record ends, by seq. */
   readonly positions: number[]
@@ -172,7 +176,7 @@ export async function loadEvents(
           if (!line) return withoutCheckpoint()
           const read = ahead.reads?.[index]
           if (read) await read
-          events.push(deepFreeze(line as SessionEvent))
+          events.push(line as SessionEvent)
           positions.push(record.position)
           if (line.seq === checkpoint!.ranges[nextRange]!.throughSeq) {
             // One of the checkpoint's ranges ends here: its CRC and end must be what was read.
@@ -238,11 +242,10 @@ export async function loadEvents(
 }
 
 /**
- * Record `index` of a batch decoded ahead, its blobs put back and checked (`check`), frozen.
- * Frozen here, in batches between event-loop turns, so opening a live session over these
- * events finds them frozen already and does no deep walk of its own. Throws what decoding
- * and checking throw, and what reading its blobs threw. Synchronous unless the record refers
- * to blobs: an `await` per record cost a promise and a microtask turn per event (bench B2).
+ * Record `index` of a batch decoded ahead, its blobs put back and checked (`check`), not frozen
+ * (see `LoadedEvents.events`). Throws what decoding and checking throw, and what reading its
+ * blobs threw. Synchronous unless the record refers to blobs: an `await` per record cost a
+ * promise and a microtask turn per event (bench B2).
  */
 function checkedEvent(
   ahead: DecodedAhead,
@@ -252,8 +255,8 @@ function checkedEvent(
   const line = ahead.lines[index]
   if (!line) throw ahead.problem
   const read = ahead.reads?.[index]
-  if (!read) return deepFreeze(check.accept(line))
-  return read.then(() => deepFreeze(check.accept(line)))
+  if (!read) return check.accept(line)
+  return read.then(() => check.accept(line))
 }
 
 /**

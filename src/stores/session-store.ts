@@ -9,6 +9,7 @@ import {
   boundariesBefore,
   crashRepairOfState,
   createLogChecker,
+  deepFreeze,
   FORMAT_VERSION,
   forkCut,
   type LiveSession,
@@ -376,7 +377,8 @@ export function createSessionStore(backend: Backend, options: StoreOptions = {})
     async function releaseHistory(): Promise<boolean> {
       // The memory backend keeps every record in memory already.
       if (!self || !checker || !durable || backend.url === 'memory:') return false
-      if (self.residentEvents.length === 0 && !self.isProjectionLoaded) return false
+      // Counted, not read: `residentEvents` would freeze every event it holds (decision 0182).
+      if (self.nextSeq === self.residentFrom && !self.isProjectionLoaded) return false
       const throughSeq = self.nextSeq - 1
       await self.flush()
       if (
@@ -912,6 +914,8 @@ export function createSessionStore(backend: Backend, options: StoreOptions = {})
       checkSessionId(id)
       const header = await loadHeader(backend, id)
       const loaded = await loadEvents(backend, id, { checkpoint: await readCheckpoint(id) })
+      // Handed out: frozen now (the loader leaves that to whoever hands them out).
+      for (const event of loaded.events) deepFreeze(event)
       return {
         header,
         events: loaded.events,

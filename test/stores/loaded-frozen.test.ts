@@ -92,3 +92,76 @@ describe('a covered JSONL line that no longer parses', () => {
     await expect(attempt).rejects.toMatchObject({ location: `${path}:6` })
   })
 })
+
+/** No checkpoint is ever written: every open reads and checks the whole log. */
+const NO_CHECKPOINT: StoreOptions = {
+  checkpointPolicy: { minCharacters: Infinity, everyCharacters: Infinity, everyEvents: Infinity },
+}
+
+/**
+ * The events a session opens with are not frozen as they are taken in either (decision 0182):
+ * they too are frozen when they leave it.
+ */
+describe.each(FILE_STORE_KINDS)('a session opened without a checkpoint in the %s store', (kind) => {
+  async function writtenWithout(turns: number) {
+    const directory = tempDirectory()
+    const store = await storeOf(kind, directory, NO_CHECKPOINT)
+    const session = await store.create()
+    for (let turn = 1; turn <= turns; turn++) {
+      appendAll(session, closedTurn(turn, `prompt ${turn}`))
+      // A compaction projected at open re-projects the events it keeps.
+      if (turn === 3) appendAll(session, [compaction(12)])
+    }
+    const events = [...session.residentEvents]
+    await session.close()
+    return { store, id: session.header.id, events }
+  }
+
+  it('gives out only deeply frozen events and messages, whichever way they leave', async () => {
+    const { store, id, events } = await writtenWithout(5)
+    const session = await store.open(id)
+    expect(session.residentFrom).toBe(0)
+    expect(session.isProjectionLoaded).toBe(true)
+    expect(unfrozenIn([...session.messages()])).toEqual([])
+    expect(firstUnfrozen(session.requestHeader())).toBeUndefined()
+    const at = events.map((event) => session.eventAt(event.seq))
+    expect(at).toEqual(events)
+    expect(unfrozenIn(at)).toEqual([])
+    const read: SessionEvent[] = []
+    for await (const batch of session.readEvents()) read.push(...batch)
+    expect(read).toEqual(events)
+    expect(unfrozenIn(read)).toEqual([])
+    expect(session.residentEvents).toEqual(events)
+    expect(unfrozenIn([...session.residentEvents])).toEqual([])
+    await session.close()
+  })
+
+  it('gives out deeply frozen events when the log is read whole', async () => {
+    const { store, id, events } = await writtenWithout(5)
+    const read = await store.read(id)
+    expect(read.events).toEqual(events)
+    expect(unfrozenIn(read.events)).toEqual([])
+  })
+
+  it('freezes its events when they are first asked for as a whole', async () => {
+    const { store, id, events } = await writtenWithout(5)
+    const session = await store.open(id)
+    expect(session.residentEvents).toEqual(events)
+    expect(unfrozenIn([...session.residentEvents])).toEqual([])
+    await session.close()
+  })
+
+  it('refuses changes made through what it gave out', async () => {
+    const { store, id } = await writtenWithout(2)
+    const session = await store.open(id)
+    const message = session.messages()[0]!
+    expect(() => {
+      ;(message.content as unknown as { text: string }[])[0]!.text = 'changed'
+    }).toThrow(TypeError)
+    const first = session.eventAt(1)!
+    expect(() => {
+      ;(first.data as { id: string }).id = 'changed'
+    }).toThrow(TypeError)
+    await session.close()
+  })
+})
