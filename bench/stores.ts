@@ -351,20 +351,17 @@ async function durableAppend(
     for (const figures of [subjectPoints, floorPoints, subjectBusy, floorBusy]) figures.length = 0
     const pairs = await interleaveAsync(APPEND_PAIRS, 'cpu', subject, floor)
     const unused: number[] = []
+    /** An untimed variant of this kind's floor: another encoder, the sync off the main thread. */
+    const variant = (encoder: () => Encoder, syncOffMain = false) =>
+      kind === 'jsonl'
+        ? jsonlFloor(directory, batches, unused, unused, () => run++, encoder)
+        : sqliteFloor(directory, batches, unused, unused, () => run++, encoder, syncOffMain)
     // SQLite: the subject against its physical floor, interleaved: the floor with its sync off
     // the main thread as the store makes it (decision 0146) and the in-memory work every
     // durable append owes (`guarded`).
     let physicalPairs: Pair[] | undefined
     if (kind === 'sqlite') {
-      const physicalFloor = sqliteFloor(
-        directory,
-        batches,
-        unused,
-        unused,
-        () => run++,
-        () => guarded('text'),
-        true,
-      )
+      const physicalFloor = variant(() => guarded('text'), true)
       // As long as the subject's: it runs the same in-memory code, in a loop of its own.
       for (let warm = 0; warm < warmPairs; warm++) await physicalFloor()
       physicalPairs = await interleaveAsync(APPEND_PAIRS, 'cpu', subject, physicalFloor)
@@ -372,31 +369,14 @@ async function durableAppend(
     for (const session of finished) await session.close()
     // The floor plus the in-memory work every durable append owes (`guarded`), against the
     // floor: how much of the subject's ratio the guarantees take, whatever the code.
-    const guardedFloor =
-      kind === 'jsonl'
-        ? jsonlFloor(
-            directory,
-            batches,
-            unused,
-            unused,
-            () => run++,
-            () => guarded('bytes'),
-          )
-        : sqliteFloor(
-            directory,
-            batches,
-            unused,
-            unused,
-            () => run++,
-            () => guarded('text'),
-          )
+    const guardedFloor = variant(() => guarded(kind === 'jsonl' ? 'bytes' : 'text'))
     for (let warm = 0; warm < warmPairs; warm++) await guardedFloor()
     const guardedPairs = await interleaveAsync(APPEND_PAIRS, 'cpu', guardedFloor, floor)
     // SQLite: the floor with its sync where the store makes it, off the main thread (decision
     // 0146), against the floor: what keeping the event loop free of the disk costs in CPU.
     let offMainPairs: Pair[] | undefined
     if (kind === 'sqlite') {
-      const offMainFloor = sqliteFloor(directory, batches, unused, unused, () => run++, plain, true)
+      const offMainFloor = variant(plain, true)
       for (let warm = 0; warm < WARM_OFF_MAIN; warm++) await offMainFloor()
       offMainPairs = await interleaveAsync(APPEND_PAIRS, 'cpu', offMainFloor, floor)
     }
