@@ -436,6 +436,16 @@ class IncrementalLogChecker implements LogChecker {
   }
 }
 
+/**
+ * A checker held for the life of the process, as `PROJECTION_SHAPES` holds a projector
+ * (decision 0170): each field the constructor adds gives instances a new hidden class, which V8
+ * holds only while an object has it. When the last session's checker was collected (as between
+ * two opens of a long log), the optimised code of `record` and the checks it calls was discarded
+ * for it and compiled again by the next open (decision 0182). Exported so that it is a module
+ * binding: a constant nothing reads would live only while the module body runs.
+ */
+export const LOG_CHECKER_SHAPE: LogChecker = new IncrementalLogChecker({}, undefined)
+
 function assertNeverEvent(event: never): never {
   throw new Error(`unhandled event type ${(event as { type: string }).type}`)
 }

@@ -112,6 +112,37 @@ export function foldLog(events: Iterable<SessionEvent>, state = EMPTY_LOG_STATE)
   return folded
 }
 
+/**
+ * States of every kind the fold makes, held for the life of the process (as the checker itself
+ * is, `LOG_CHECKER_SHAPE`): the fold makes them by spreading, which gives them hidden classes
+ * nothing else holds, so when the last session's states were collected the optimised code of
+ * the checks that read them was discarded and compiled again by the next open (decision 0182).
+ * Exported so that it is a module binding.
+ */
+export const LOG_STATE_SHAPES: readonly LogState[] = foldSpecimens()
+
+/** The states of a small log that opens and closes a turn, a step and one tool call. */
+function foldSpecimens(): LogState[] {
+  const call = { type: 'tool-call', id: 'c', name: 't', args: {} } as const
+  const log: readonly (readonly [string, unknown])[] = [
+    ['turn/start', { turn: 1, trigger: 'prompt' }],
+    ['step/start', { turn: 1, step: 1 }],
+    ['assistant/message', { id: 'a', content: [call], stopReason: 'tool-calls' }],
+    ['tool/call', { callId: 'c', name: 't', args: {} }],
+    ['tool/result', { callId: 'c', name: 't', content: [], isError: false }],
+    ['step/end', { turn: 1, step: 1 }],
+    ['turn/end', { turn: 1, reason: { kind: 'completed' } }],
+  ]
+  const states: LogState[] = []
+  let state = EMPTY_LOG_STATE
+  for (let seq = 0; seq < log.length; seq++) {
+    const [type, data] = log[seq]!
+    state = foldCoreEvent(state, { seq, time: 0, type, data } as CoreEvent)
+    states.push(state)
+  }
+  return states
+}
+
 function unknownEvent(event: never): never {
   throw new Error(`log-fold: unhandled event type ${(event as { type: string }).type}`)
 }

@@ -6,6 +6,7 @@ import {
   createLogChecker,
   FORMAT_VERSION,
   isEventType,
+  LOG_CHECKER_SHAPE,
   type LogChecker,
   LogCorruptError,
   type LogProblem,
@@ -117,6 +118,12 @@ class LoadedEventCheck implements EventCheck {
     return event
   }
 }
+
+/**
+ * A check held for the life of the process (see `LOG_CHECKER_SHAPE`): the hidden class of its
+ * instances, which the optimised load loops check, then outlives every load (decision 0182).
+ */
+export const LOADED_EVENT_CHECK_SHAPE: EventCheck = new LoadedEventCheck(LOG_CHECKER_SHAPE, true)
 
 /** Turns a `RecordProblem` into the error callers see, located and with the hint. */
 export function locate(error: unknown, location: string, hint: string): unknown {

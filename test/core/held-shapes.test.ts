@@ -1,0 +1,79 @@
+/**
+ * The objects held for the life of the process so that hidden classes outlive every session
+ * (decision 0182). In a file of its own: a test that gave a field another kind of value (a seq
+ * past the small integers, say) would retire the held class in this process, which no session
+ * does.
+ */
+import { setFlagsFromString } from 'node:v8'
+import { describe, expect, it } from 'vitest'
+import {
+  createLogChecker,
+  EMPTY_LOG_STATE,
+  foldEvent,
+  LOG_CHECKER_SHAPE,
+  LOG_STATE_SHAPES,
+} from '../../src/core/index.js'
+import { createEventCheck, LOADED_EVENT_CHECK_SHAPE } from '../../src/stores/event-check.js'
+import {
+  assistant,
+  buildLog,
+  stepEnd,
+  stepStart,
+  toolCall,
+  toolResult,
+  turnEnd,
+  turnStart,
+  user,
+} from '../support/log-builder.js'
+
+describe('the shapes held for the process (decision 0182)', () => {
+  setFlagsFromString('--allow-natives-syntax')
+  const haveSameClass = new Function('a', 'b', 'return %HaveSameMap(a, b)') as (
+    a: unknown,
+    b: unknown,
+  ) => boolean
+
+  it('a new checker has the class of LOG_CHECKER_SHAPE, with a checkpoint state or without', () => {
+    const fresh = createLogChecker({ allowOpenTurn: true })
+    expect(haveSameClass(fresh, LOG_CHECKER_SHAPE)).toBe(true)
+    fresh.record(buildLog([turnStart(1)])[0]!)
+    const resumed = createLogChecker({ eventsAllowedBetweenTurns: ['x'] }, fresh.snapshot())
+    expect(haveSameClass(resumed, LOG_CHECKER_SHAPE)).toBe(true)
+  })
+
+  it('a new check of loaded events has the class of LOADED_EVENT_CHECK_SHAPE', () => {
+    expect(haveSameClass(createEventCheck(), LOADED_EVENT_CHECK_SHAPE)).toBe(true)
+    const unchecked = createEventCheck(createLogChecker(), { checkData: false })
+    expect(haveSameClass(unchecked, LOADED_EVENT_CHECK_SHAPE)).toBe(true)
+  })
+
+  it('every state the fold makes over a log has the class of one of LOG_STATE_SHAPES', () => {
+    const log = buildLog([
+      turnStart(1),
+      user('hi'),
+      stepStart(1, 1),
+      assistant('', [{ id: 'c1' }, { id: 'c2' }]),
+      toolCall('c1'),
+      toolResult('c1'),
+      toolCall('c2'),
+      toolResult('c2'),
+      stepEnd(1, 1),
+      stepStart(1, 2),
+      assistant('done'),
+      stepEnd(1, 2),
+      turnEnd(1),
+    ])
+    let state = EMPTY_LOG_STATE
+    for (const event of log) {
+      state = foldEvent(state, event)
+      const held = [EMPTY_LOG_STATE, ...LOG_STATE_SHAPES]
+      expect(held.some((shape) => haveSameClass(shape, state))).toBe(true)
+      if (state.step)
+        expect(LOG_STATE_SHAPES.some((shape) => haveSameClass(shape.step, state.step))).toBe(true)
+      if (state.openTurn)
+        expect(
+          LOG_STATE_SHAPES.some((shape) => haveSameClass(shape.openTurn, state.openTurn)),
+        ).toBe(true)
+    }
+  })
+})
