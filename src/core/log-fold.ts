@@ -113,8 +113,8 @@ export function foldLog(events: Iterable<SessionEvent>, state = EMPTY_LOG_STATE)
 }
 
 /**
- * States of every kind the fold makes, held for the life of the process (as the checker itself
- * is, `LOG_CHECKER_SHAPE`): the fold makes them by spreading, which gives them hidden classes
+ * States of every kind the fold makes, held while the process lives, as the checker itself is
+ * (`LOG_CHECKER_SHAPE`): the fold makes them by spreading, which gives them hidden classes
  * nothing else holds, so when the last session's states were collected the optimised code of
  * the checks that read them was discarded and compiled again by the next open (decision 0182).
  * Exported so that it is a module binding.
