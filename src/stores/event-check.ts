@@ -17,7 +17,12 @@ import {
 import type { DecodedLine } from './codec.js'
 import { RecordProblem } from './record-problem.js'
 import { describeShapeIssue } from './shape-check.js'
-import { EVENT_DATA_CHECK, HEADER_CHECK, isCommonDataValid } from './stored-shapes.js'
+import {
+  EVENT_DATA_CHECK,
+  EVENT_DATA_FULL_CHECK,
+  HEADER_CHECK,
+  isCommonDataValid,
+} from './stored-shapes.js'
 
 /** The hint every refusal of a damaged log carries. */
 export function repairHint(sessionId: string): string {
@@ -150,7 +155,8 @@ export function invariantViolation(
  */
 export function checkForWrite(event: SessionEvent): void {
   if (isCommonDataValid(event.type, event.data) || !isEventType(event.type)) return
-  const found = EVENT_DATA_CHECK[event.type](event.data)
+  // The quick verdict was asked above: the full check words what it found.
+  const found = EVENT_DATA_FULL_CHECK[event.type](event.data)
   if (found)
     throw new RudderError(
       'INVALID_EVENT_DATA',
