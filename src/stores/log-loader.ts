@@ -28,7 +28,13 @@ import {
   sumCheckedRanges,
 } from './checkpoint-ranges.js'
 import { type DecodedLine, decodeLine, decodeTrustedLine, resolveBlobs } from './codec.js'
-import { createEventCheck, locate, parseHeader, repairHint } from './event-check.js'
+import {
+  createEventCheck,
+  type EventCheck,
+  locate,
+  parseHeader,
+  repairHint,
+} from './event-check.js'
 import { EVENT_DATA_CHECK } from './stored-shapes.js'
 
 export type LoadedEvents = {
@@ -103,42 +109,8 @@ export async function loadEvents(
   id: string,
   options: LoadOptions = {},
 ): Promise<LoadedEvents> {
-  const hint = repairHint(id)
-  const form = backend.checksumForm ?? 'text'
-  const checkpoint = options.throughSeq === undefined ? options.checkpoint : undefined
-  let check = createEventCheck(undefined, { checkData: options.trusted !== true })
-  const decode = options.trusted ? decodeTrustedLine : decodeLine
-  const events: SessionEvent[] = []
-  const positions: number[] = []
-  let tornTail: LoadedEvents['tornTail']
-  const sums = emptyRangeSums(options.rangeCharacters)
-  let characters = 0
-  /** Still reading events the checkpoint covers; the index of its next range to check. */
-  let isCovered = checkpoint !== undefined
-  let nextRange = 0
-  let coveredCharacters = 0
-  const throughSeq = options.throughSeq ?? Number.POSITIVE_INFINITY
-  const result = () => ({
-    events,
-    positions,
-    openTurn: check.checker.openTurn,
-    checker: check.checker,
-    sums,
-    characters,
-    ...(tornTail ? { tornTail } : {}),
-    ...(checkpoint && !isCovered
-      ? {
-          restored: {
-            projection: checkpoint.projection,
-            throughSeq: checkpoint.throughSeq,
-            characters: coveredCharacters,
-          },
-        }
-      : {}),
-  })
-  // The checkpoint does not fit this log (stale in a way a prefix cannot be, damaged, or a
-  // covered record edited): load as without it, so every problem is found and reported as usual.
-  const withoutCheckpoint = () => loadEvents(backend, id, { ...options, checkpoint: undefined })
+  const load = new FullLoad(backend, id, options)
+  const { events, positions, sums, checkpoint, throughSeq } = load
   try {
     for await (const batch of backend.records(
       id,
@@ -148,97 +120,246 @@ export async function loadEvents(
       // records before `summed` are in it.
       let summed = 0
       // The batch decoded ahead, its blobs being read; then walked in order as if decoded here.
-      let coveredSeq = isCovered ? events.length : -1
+      load.coveredSeq = load.isCovered ? events.length : -1
       const ahead = decodeAhead(
         batch,
         0,
         throughSeq + 1 - events.length,
-        (text) => {
-          if (coveredSeq < 0) return decode(text)
-          const line = coveredLine(text, coveredSeq)
-          coveredSeq =
-            line === undefined || line.seq === checkpoint!.throughSeq ? -1 : coveredSeq + 1
-          return line
-        },
-        (line, record) => resolveBlobs(line, backend.blobs, backend.locate(id, record.where), hint),
-        undefined,
+        decodeLoadRecord,
+        resolveLoadRecord,
+        load,
       )
       for (let index = 0; index < batch.length; index++) {
+        // Most records are taken by `takeReady`; the rest, one at a time, here.
+        index = takeReady(load, batch, ahead, index)
+        if (events.length > throughSeq) {
+          sums.crc = checksumOfRecords(load.form, batch, summed, index, sums.crc)
+          return loaded(load)
+        }
+        if (index === batch.length) break
         const record = batch[index]!
         if (record.kind === 'torn') {
-          if (isCovered) return withoutCheckpoint()
-          tornTail = { location: record.location, bytes: record.bytes, position: record.position }
+          if (load.isCovered) return loadWithoutCheckpoint(load)
+          load.tornTail = {
+            location: record.location,
+            bytes: record.bytes,
+            position: record.position,
+          }
           continue
         }
-        characters += record.text.length
-        if (isCovered) {
+        load.characters += record.text.length
+        if (load.isCovered) {
           const line = ahead.lines[index]
-          if (!line) return withoutCheckpoint()
+          if (!line) return loadWithoutCheckpoint(load)
           const read = ahead.reads?.[index]
           if (read) await read
           events.push(line as SessionEvent)
           positions.push(record.position)
-          if (line.seq === checkpoint!.ranges[nextRange]!.throughSeq) {
+          if (line.seq === checkpoint!.ranges[load.nextRange]!.throughSeq) {
             // One of the checkpoint's ranges ends here: its CRC and end must be what was read.
             const first = line.seq - (index - summed)
-            nextRange = sumCheckedRanges(
-              form,
+            load.nextRange = sumCheckedRanges(
+              load.form,
               batch,
               summed,
               index + 1,
               first,
               sums,
               checkpoint!.ranges,
-              nextRange,
+              load.nextRange,
             )
             summed = index + 1
-            if (nextRange < 0) return withoutCheckpoint()
+            if (load.nextRange < 0) return loadWithoutCheckpoint(load)
           }
           if (line.seq === checkpoint!.throughSeq) {
-            isCovered = false
-            coveredCharacters = characters
-            check = createEventCheck(
+            load.isCovered = false
+            load.coveredCharacters = load.characters
+            load.check = createEventCheck(
               createLogChecker({ allowOpenTurn: true }, checkpoint!.checker),
-              { checkData: options.trusted !== true },
+              { checkData: !load.isTrusted },
             )
           }
           continue
         }
         try {
-          const event = checkedEvent(ahead, index, check)
+          const failure = load.failure
+          load.failure = undefined
+          if (failure !== undefined) throw failure
+          const event = checkedEvent(ahead, index, load.check)
           events.push(event instanceof Promise ? await event : event)
           positions.push(record.position)
         } catch (caught) {
           const location = backend.locate(id, record.where)
-          const error = locate(caught, location, hint)
+          const error = locate(caught, location, load.hint)
           if (!options.salvage || !isLogProblem(error)) throw error
-          sums.crc = checksumOfRecords(form, batch, summed, index, sums.crc)
-          return { ...result(), problem: { location, message: (error as Error).message } }
+          sums.crc = checksumOfRecords(load.form, batch, summed, index, sums.crc)
+          return { ...loaded(load), problem: { location, message: (error as Error).message } }
         }
         if (events.length > throughSeq) {
-          sums.crc = checksumOfRecords(form, batch, summed, index + 1, sums.crc)
-          return result()
+          sums.crc = checksumOfRecords(load.form, batch, summed, index + 1, sums.crc)
+          return loaded(load)
         }
       }
       const count = lineCount(batch)
-      sums.crc = checksumOfRecords(form, batch, summed, count, sums.crc)
+      sums.crc = checksumOfRecords(load.form, batch, summed, count, sums.crc)
       // Past the checkpoint, ranges close where batches end (checkpoint-ranges.ts).
-      if (!isCovered && count > 0)
-        closeRangeIfDue(sums, events.length - 1, batch[count - 1]!.position, characters)
+      if (!load.isCovered && count > 0)
+        closeRangeIfDue(sums, events.length - 1, batch[count - 1]!.position, load.characters)
     }
   } catch (error) {
     // A covered record that cannot be read back as it was (a blob gone): report it as usual.
-    if (isCovered && isLogProblem(error)) return withoutCheckpoint()
+    if (load.isCovered && isLogProblem(error)) return loadWithoutCheckpoint(load)
     // The backend itself could not read on (a damaged database page): salvage keeps the prefix.
     if (!options.salvage || !isLogProblem(error)) throw error
     const location = error instanceof LogCorruptError ? error.location : backend.describe(id)
-    return { ...result(), problem: { location, message: (error as Error).message } }
+    return { ...loaded(load), problem: { location, message: (error as Error).message } }
   }
   // The log ends before the checkpoint's seq.
-  if (isCovered) return withoutCheckpoint()
+  if (load.isCovered) return loadWithoutCheckpoint(load)
   // A whole log read: its first events' shapes are kept, as a covered read's are.
   if (options.throughSeq === undefined) keepShapes(events, SPECIMEN_COUNT)
-  return result()
+  return loaded(load)
+}
+
+/**
+ * Takes the records of `batch` from `from` on that need nothing but taking: a decoded line
+ * whose blobs are not being read, covered and not the end of a checkpoint range, or checked
+ * and valid. Returns the index of the first record it did not take (`batch.length` when it
+ * took them all); `loadEvents` takes that one. Records past `throughSeq` were not decoded
+ * (`decodeAhead`), so it stops at the first of them.
+ * A check that threw is left in `load.failure`. This loop is the load's work per record; inside
+ * `loadEvents`, an async function V8 optimised while it ran, the code referred to objects made
+ * per load and was discarded at nearly every load once they were collected: 17–25 ms of
+ * compiling per load of a 20 MB log without a checkpoint (bench B2, decision 0183).
+ */
+function takeReady(load: FullLoad, batch: RecordBatch, ahead: DecodedAhead, from: number): number {
+  const { events, positions } = load
+  for (let index = from; index < batch.length; index++) {
+    const record = batch[index]!
+    const line = ahead.lines[index]
+    if (record.kind === 'torn' || line === undefined || ahead.reads?.[index] !== undefined)
+      return index
+    if (load.isCovered) {
+      const { checkpoint } = load
+      if (
+        line.seq === checkpoint!.ranges[load.nextRange]!.throughSeq ||
+        line.seq === checkpoint!.throughSeq
+      )
+        return index
+      events.push(line as SessionEvent)
+    } else {
+      try {
+        events.push(load.check.accept(line))
+      } catch (caught) {
+        load.failure = caught
+        return index
+      }
+    }
+    load.characters += record.text.length
+    positions.push(record.position)
+  }
+  return batch.length
+}
+
+/**
+ * A load of a whole log (`loadEvents`) and how far it got: one object of one class, read by the
+ * module functions that do the work per record (`takeReady`, `decodeLoadRecord`), so that no
+ * closure is made per load or per batch. One is held for the process (`FULL_LOAD_SHAPE`): the
+ * optimised code of those functions checks this class, which otherwise died with each load, and
+ * they were compiled again at every load of the bench (bench B2, decision 0183). Exported for
+ * the test that holds it to that.
+ */
+export class FullLoad {
+  readonly backend: Backend
+  readonly id: string
+  readonly options: LoadOptions
+  readonly hint: string
+  readonly form: ChecksumForm
+  readonly checkpoint: Checkpoint | undefined
+  readonly isTrusted: boolean
+  /** The last seq to load (`LoadOptions.throughSeq`), or infinity. */
+  readonly throughSeq: number
+  check: EventCheck
+  /** What checking the record `takeReady` stopped at threw, for `loadEvents` to report. */
+  failure: unknown = undefined
+  readonly events: SessionEvent[] = []
+  readonly positions: number[] = []
+  tornTail: LoadedEvents['tornTail'] = undefined
+  readonly sums: RangeSums
+  characters = 0
+  /** Still reading events the checkpoint covers; the index of its next range to check. */
+  isCovered: boolean
+  nextRange = 0
+  coveredCharacters = 0
+  /** While a batch is decoded ahead: the seq its next covered record must be, or -1. */
+  coveredSeq = -1
+
+  constructor(backend: Backend, id: string, options: LoadOptions) {
+    this.backend = backend
+    this.id = id
+    this.options = options
+    this.hint = repairHint(id)
+    this.form = backend.checksumForm ?? 'text'
+    this.checkpoint = options.throughSeq === undefined ? options.checkpoint : undefined
+    this.isTrusted = options.trusted === true
+    this.throughSeq = options.throughSeq ?? Number.POSITIVE_INFINITY
+    this.check = createEventCheck(undefined, { checkData: !this.isTrusted })
+    this.sums = emptyRangeSums(options.rangeCharacters)
+    this.isCovered = this.checkpoint !== undefined
+  }
+}
+
+/** What `load` read, so far. */
+function loaded(load: FullLoad): LoadedEvents {
+  const { checkpoint, tornTail } = load
+  return {
+    events: load.events,
+    positions: load.positions,
+    openTurn: load.check.checker.openTurn,
+    checker: load.check.checker,
+    sums: load.sums,
+    characters: load.characters,
+    ...(tornTail ? { tornTail } : {}),
+    ...(checkpoint && !load.isCovered
+      ? {
+          restored: {
+            projection: checkpoint.projection,
+            throughSeq: checkpoint.throughSeq,
+            characters: load.coveredCharacters,
+          },
+        }
+      : {}),
+  }
+}
+
+/**
+ * The checkpoint does not fit this log (stale in a way a prefix cannot be, damaged, or a
+ * covered record edited): loads as without it, so every problem is found and reported as usual.
+ */
+function loadWithoutCheckpoint(load: FullLoad): Promise<LoadedEvents> {
+  return loadEvents(load.backend, load.id, { ...load.options, checkpoint: undefined })
+}
+
+/** Record `index` of a batch of `load` decoded (`decodeAhead`; see `decodeCoveredRecord`). */
+function decodeLoadRecord(text: string, _index: number, load: FullLoad): DecodedLine | undefined {
+  if (load.coveredSeq < 0) return load.isTrusted ? decodeTrustedLine(text) : decodeLine(text)
+  const line = coveredLine(text, load.coveredSeq)
+  load.coveredSeq =
+    line === undefined || line.seq === load.checkpoint!.throughSeq ? -1 : load.coveredSeq + 1
+  return line
+}
+
+function resolveLoadRecord(
+  line: DecodedLine,
+  record: LineRecord,
+  load: FullLoad,
+): Promise<void> | undefined {
+  return resolveBlobs(
+    line,
+    load.backend.blobs,
+    load.backend.locate(load.id, record.where),
+    load.hint,
+  )
 }
 
 /**
@@ -250,7 +371,7 @@ export async function loadEvents(
 function checkedEvent(
   ahead: DecodedAhead,
   index: number,
-  check: ReturnType<typeof createEventCheck>,
+  check: EventCheck,
 ): SessionEvent | Promise<SessionEvent> {
   const line = ahead.lines[index]
   if (!line) throw ahead.problem
@@ -787,3 +908,6 @@ export const COVERED_READ_SHAPE: object = coveredRead(
   {},
   (reason) => new Error(reason),
 )
+
+/** A full load held for the life of the process (see `COVERED_READ_SHAPE`; decision 0183). */
+export const FULL_LOAD_SHAPE: object = new FullLoad({ checksumForm: 'text' } as Backend, '', {})

@@ -13,7 +13,10 @@ import {
   LOG_CHECKER_SHAPE,
   LOG_STATE_SHAPES,
 } from '../../src/core/index.js'
+import type { Backend } from '../../src/stores/backend.js'
+import type { Checkpoint } from '../../src/stores/checkpoint.js'
 import { createEventCheck, LOADED_EVENT_CHECK_SHAPE } from '../../src/stores/event-check.js'
+import { FULL_LOAD_SHAPE, FullLoad } from '../../src/stores/log-loader.js'
 import {
   assistant,
   buildLog,
@@ -26,7 +29,7 @@ import {
   user,
 } from '../support/log-builder.js'
 
-describe('the shapes held for the process (decision 0182)', () => {
+describe('the shapes held for the process (decisions 0182, 0183)', () => {
   setFlagsFromString('--allow-natives-syntax')
   const haveSameClass = new Function('a', 'b', 'return %HaveSameMap(a, b)') as (
     a: unknown,
@@ -45,6 +48,27 @@ describe('the shapes held for the process (decision 0182)', () => {
     expect(haveSameClass(createEventCheck(), LOADED_EVENT_CHECK_SHAPE)).toBe(true)
     const unchecked = createEventCheck(createLogChecker(), { checkData: false })
     expect(haveSameClass(unchecked, LOADED_EVENT_CHECK_SHAPE)).toBe(true)
+  })
+
+  it('a full load has the class of FULL_LOAD_SHAPE, whatever its options and progress (decision 0183)', () => {
+    const text = {} as Backend
+    const bytes = { checksumForm: 'bytes' } as Backend
+    const checkpoint = { throughSeq: 4, ranges: [] } as unknown as Checkpoint
+    const loads = [
+      new FullLoad(text, 'a', {}),
+      new FullLoad(bytes, 'b', { trusted: true, salvage: true }),
+      new FullLoad(text, 'c', { throughSeq: 3 }),
+      new FullLoad(bytes, 'd', { checkpoint, rangeCharacters: 1024 }),
+    ]
+    for (const load of loads) expect(haveSameClass(load, FULL_LOAD_SHAPE)).toBe(true)
+    // What a load sets as it goes keeps the class.
+    const [load] = loads
+    load!.tornTail = { location: 'x', bytes: 3, position: 10 }
+    load!.failure = new Error('bad record')
+    load!.characters += 2_000_000
+    load!.isCovered = true
+    load!.check = createEventCheck(createLogChecker({ allowOpenTurn: true }))
+    expect(haveSameClass(load, FULL_LOAD_SHAPE)).toBe(true)
   })
 
   it('every state the fold makes over a log has the class of one of LOG_STATE_SHAPES', () => {
