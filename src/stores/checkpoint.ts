@@ -6,7 +6,7 @@
  * covered records uses it only when what it reads matches. A checkpoint is untrusted input: `parseCheckpoint` never throws, and a bad
  * one is ignored (the log is checked in full, as without one, and a new one is written).
  */
-import { crc32 } from 'node:zlib'
+
 import {
   boundariesBefore,
   type JsonValue,
@@ -20,6 +20,7 @@ import {
 import { type ChecksumForm, type RecordBatch, storedBytesOf } from './backend.js'
 // Functions only, called after both modules have loaded: the two import each other.
 import { areRangesWellFormed, type CheckpointRange } from './checkpoint-ranges.js'
+import { crc32 } from './crc32.js'
 
 /**
  * The checkpoint format this build writes and reads; any other version is ignored. Version 3

@@ -4,11 +4,12 @@
  * ends, the turn structure at the cut and where the projection starts. From text records
  * (`scanKept`) or from the bytes a one-pass copy reads (`createKeptScanner`, `sumKept`).
  */
-import { crc32 } from 'node:zlib'
+
 import type { ProjectionState } from '../core/index.js'
 import type { Backend, ChecksumForm, CopiedLines, CopiedTexts, RecordBatch } from './backend.js'
 import { checksumOfRecords, checksumOfTexts, DEFAULT_CHECKPOINT_POLICY } from './checkpoint.js'
 import { type CheckpointRange, closeRangeIfDue, type RangeSums } from './checkpoint-ranges.js'
+import { crc32 } from './crc32.js'
 
 /** What a fork needs of the kept events `[0..cut]`, read off their envelopes (`scanKept`). */
 export type KeptScan = {

@@ -8,8 +8,8 @@
  */
 import { constants } from 'node:fs'
 import { open } from 'node:fs/promises'
-import { crc32 } from 'node:zlib'
 import type { BatchWriter, WriterStart } from '../backend.js'
+import { crc32 } from '../crc32.js'
 import type { StoreCounters } from '../store.js'
 import { writeMeta } from './meta-file.js'
 
