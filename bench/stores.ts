@@ -286,7 +286,7 @@ const APPEND_PAIRS = 15
  * sessions, with `--full` (10,000) four. The warm-up's CPU per append is reported on a row of its
  * own, beside the timed rate: a process pays it once.
  */
-const WARM_APPENDS = 40_000
+export const WARM_APPENDS = 40_000
 
 /** Untimed runs of a floor variant before its pairs (it runs little code: a few suffice). */
 const WARM_OFF_MAIN = 3
