@@ -1,9 +1,11 @@
 /**
  * The JSONL line reader over files of several chunks: every line handed out whole, with its
  * number and end offset, the batch's bytes exactly the file's bytes of its lines, lines before
- * `firstLine` skipped, a start offset honoured and a last segment without `\n` reported torn.
+ * `firstLine` skipped, a start offset honoured and a last segment without `\n` reported torn;
+ * the next chunk read while a batch is taken.
  */
 import { writeFileSync } from 'node:fs'
+import { open } from 'node:fs/promises'
 import { join } from 'node:path'
 import { setFlagsFromString } from 'node:v8'
 import { describe, expect, it } from 'vitest'
@@ -113,6 +115,44 @@ describe('readLines', () => {
       expect(isSmallInteger(line.position)).toBe(true)
       expect(isSmallInteger(line.where)).toBe(true)
       expect(haveSameClass(line, LINE_SHAPE)).toBe(true)
+    }
+  })
+
+  it('reads a line longer than two chunks whole, between ordinary ones', async () => {
+    const path = join(tempDirectory(), 'long.jsonl')
+    const long = `{"seq":1,"text":"${'é'.repeat(1_600_000)}"}`
+    const around = ['{"seq":0}', long, '{"seq":2}']
+    writeFileSync(path, `${around.join('\n')}\n`)
+    const { lines, bytes } = await readAll(path)
+    expect(lines.map((line) => line.text)).toEqual(around)
+    expect(lines.at(-1)!.position).toBe(Buffer.byteLength(`${around.join('\n')}\n`))
+    expect(bytes.toString()).toBe(`${around.join('\n')}\n`)
+  })
+
+  it('reads the next chunk while the caller takes a batch, and ends it before closing', async () => {
+    const path = join(tempDirectory(), 'ahead.jsonl')
+    writeFileSync(path, file)
+    const probe = await open(path, 'r')
+    const prototype = Object.getPrototypeOf(probe) as { read: (...args: unknown[]) => unknown }
+    await probe.close()
+    const read = prototype.read
+    const reads: Promise<unknown>[] = []
+    prototype.read = function (this: unknown, ...args: unknown[]) {
+      const result = read.apply(this, args) as Promise<unknown>
+      reads.push(result)
+      return result
+    }
+    try {
+      const batches = readLines(path)[Symbol.asyncIterator]()
+      const first = await batches.next()
+      expect(first.done).toBe(false)
+      // The first chunk, and the one after it already asked for while this batch is taken.
+      expect(reads).toHaveLength(2)
+      // Stopping here: the read under way ends before the file is closed, and nothing throws.
+      await batches.return(undefined)
+      await expect(Promise.all(reads)).resolves.toHaveLength(2)
+    } finally {
+      prototype.read = read
     }
   })
 })

@@ -3,7 +3,7 @@
  * offsets and line numbers; a last segment without `\n` is reported as torn. Reading in chunks
  * keeps memory flat and gives the event loop a turn between batches.
  */
-import { open } from 'node:fs/promises'
+import { type FileHandle, open } from 'node:fs/promises'
 
 /**
  * One complete line: its text (without `\n`), its number and where it ends in the file. Shaped
@@ -48,55 +48,86 @@ export type ReadLinesOptions = {
   readonly firstLine?: number
 }
 
-/** Yields the lines of `path` in order, one batch per chunk read. */
+/**
+ * Yields the lines of `path` in order, one batch per chunk read. The next chunk is read (in the
+ * thread pool) while the caller takes the batch before it: read one after another, a load of a
+ * 20 MB log waited ~10 ms for the disk between batches with nothing to do.
+ */
 export async function* readLines(
   path: string,
   options: ReadLinesOptions = {},
 ): AsyncGenerator<LineBatch> {
   const handle = await open(path, 'r')
+  let reading: Promise<number> | undefined
   try {
     const startOffset = smallInteger(options.from?.offset ?? 0)
     // Small files (most sessions) get a small buffer: a large one costs page faults per read.
     const size = (await handle.stat()).size
-    let buffer = Buffer.allocUnsafe(Math.max(1024, Math.min(CHUNK_BYTES, size - startOffset + 1)))
+    let buffer: Buffer = Buffer.allocUnsafe(
+      Math.max(1024, Math.min(CHUNK_BYTES, size - startOffset + 1)),
+    )
+    /** The other buffer: the next chunk is read into it while a batch of `buffer` is taken. */
+    let spare: Buffer | undefined
     let filled = 0
     let bufferOffset = startOffset
     let number = smallInteger(options.from?.line ?? 1) - 1
     const firstLine = options.firstLine ?? 0
+    reading = readChunk(handle, buffer, 0, bufferOffset)
     for (;;) {
-      // A line longer than the buffer: grow it so the line fits whole.
-      if (filled === buffer.length) {
-        const grown = Buffer.allocUnsafe(buffer.length * 2)
-        buffer.copy(grown, 0, 0, filled)
-        buffer = grown
-      }
-      const { bytesRead } = await handle.read(
-        buffer,
-        filled,
-        buffer.length - filled,
-        bufferOffset + filled,
-      )
+      const bytesRead = await reading
+      reading = undefined
       if (bytesRead === 0) break
       filled += bytesRead
       const view = buffer.subarray(0, filled)
       const split = splitLines(view, bufferOffset, number, firstLine)
       number = split.number
+      // The part of a line not complete yet goes to the front of the other buffer, which grows
+      // when that part fills a whole buffer (a line longer than the buffer is read whole).
+      const rest = filled - split.end
+      let next: Buffer = spare ?? Buffer.allocUnsafe(buffer.length)
+      if (rest === next.length) next = Buffer.allocUnsafe(next.length * 2)
+      buffer.copy(next, 0, split.end, filled)
+      const nextOffset = bufferOffset + split.end
+      reading = readChunk(handle, next, rest, nextOffset)
       if (split.lines.length > 0)
         yield {
           lines: split.lines,
           bytes: view.subarray(split.first, split.end),
           start: bufferOffset + split.first,
         }
-      const start = split.end
-      buffer.copy(buffer, 0, start, filled)
-      bufferOffset += start
-      filled -= start
+      spare = buffer.length === next.length ? buffer : undefined
+      buffer = next
+      bufferOffset = nextOffset
+      filled = rest
     }
     if (filled > 0)
       yield { lines: [], torn: { number: number + 1, start: bufferOffset, bytes: filled } }
   } finally {
+    // A caller that stopped early leaves a read under way: it ends before the file closes.
+    await reading?.catch(() => undefined)
     await handle.close()
   }
+}
+
+/**
+ * Starts reading the chunk of `handle` after the `filled` bytes already at the start of
+ * `buffer` (which hold the file from `offset`) into the rest of `buffer`; resolves to the bytes
+ * read. Its failure is reported where the chunk is awaited, not as an unhandled rejection
+ * while the caller takes the batch before it.
+ */
+function readChunk(
+  handle: FileHandle,
+  buffer: Buffer,
+  filled: number,
+  offset: number,
+): Promise<number> {
+  const read = handle
+    .read(buffer, filled, buffer.length - filled, offset + filled)
+    .then((result) => result.bytesRead)
+  read.catch(() => {
+    // Observed where the chunk is awaited.
+  })
+  return read
 }
 
 /**
