@@ -29,6 +29,25 @@ export type WriteBehindOptions = {
   readonly describe: () => string
 }
 
+/**
+ * A timer held for the life of the process, made (and unref'd) as the sink makes its window
+ * timers, then cleared. Node's timers are objects of one class, and V8 holds the hidden class of
+ * its instances only while some timer has it. The append path makes a timer inline (`write`,
+ * inlined into the session's `take`), so when no timer was alive at a full collection, as
+ * between the runs of an append benchmark, that code was discarded and compiled again: `take`
+ * alone 14–20 ms of compiling, several times in ten runs of 2,002 appends to SQLite (bench B4,
+ * decision 0186). Clearing it keeps its class (it only sets fields the class already has) and
+ * leaves nothing pending. Exported so that it is a module binding (see `LINE_SHAPE`).
+ */
+export const TIMER_SHAPE: ReturnType<typeof setTimeout> = heldTimer()
+
+function heldTimer(): ReturnType<typeof setTimeout> {
+  const timer = setTimeout(() => {}, 1)
+  timer.unref()
+  clearTimeout(timer)
+  return timer
+}
+
 export function createWriteBehindSink(options: WriteBehindOptions): SessionSink {
   let pending = emptyObjectArray<SessionEvent>()
   // The chain of batch writes. It never rejects: a failure is latched in `failure` instead.
