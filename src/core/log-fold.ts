@@ -5,7 +5,7 @@
  * the structure is worked out once. Pure: a state is never changed, a new one is returned.
  */
 import { type CoreEvent, isCoreEvent, type SessionEvent } from './events.js'
-import type { ToolCallBlock } from './values.js'
+import type { AssistantBlock, ToolCallBlock } from './values.js'
 
 export type OpenTurn = {
   readonly turn: number
@@ -39,6 +39,15 @@ export const EMPTY_LOG_STATE: LogState = Object.freeze({
   openTurn: undefined,
   step: undefined,
 })
+
+/**
+ * A module function, not an arrow at the call: an arrow there is a new closure at every call,
+ * and V8 keeps a closure's optimised code only while one made at that place is alive, so it was
+ * compiled again after each full collection (decision 0187).
+ */
+function isToolCall(block: AssistantBlock): block is ToolCallBlock {
+  return block.type === 'tool-call'
+}
 
 /**
  * The state after `event`. Extension events change nothing. A log that breaks the invariants
@@ -84,9 +93,7 @@ function foldCoreEvent(state: LogState, event: CoreEvent): LogState {
         step: {
           ...step,
           assistantSeq: event.seq,
-          calls: (event.data.content ?? []).filter(
-            (block): block is ToolCallBlock => block.type === 'tool-call',
-          ),
+          calls: (event.data.content ?? []).filter(isToolCall),
         },
       }
     case 'tool/call':
