@@ -4,6 +4,7 @@
  */
 import { type CoreEvent, isCoreEvent, type SessionEvent } from './events.js'
 import { EMPTY_LOG_STATE, foldEvent, type LogState, type OpenStep } from './log-fold.js'
+import type { ToolCallBlock } from './values.js'
 
 /** The rule a problem breaks. */
 export type LogRule =
@@ -98,6 +99,16 @@ export function createLogChecker(
   from?: LogCheckerState,
 ): LogChecker {
   return new IncrementalLogChecker(options, from)
+}
+
+/**
+ * The index of the call `callId` among `calls`, or -1. A loop in a module function, not a
+ * `findIndex` with an arrow: the arrow is a new closure at every `tool/call`, whose optimised code
+ * V8 dropped at each full collection (bench B2, decision 0187).
+ */
+function indexOfCall(calls: readonly ToolCallBlock[], callId: string): number {
+  for (let index = 0; index < calls.length; index++) if (calls[index]!.id === callId) return index
+  return -1
 }
 
 /**
@@ -319,7 +330,7 @@ class IncrementalLogChecker implements LogChecker {
         const open = this.#insideStep()
         if (!open) break
         const callId = event.data.callId
-        const index = open.calls.findIndex((call) => call.id === callId)
+        const index = indexOfCall(open.calls, callId)
         if (open.assistantSeq === undefined)
           this.#fail(
             'tool-pairing',
@@ -357,7 +368,7 @@ class IncrementalLogChecker implements LogChecker {
             `tool/result ${callId} has no call waiting for a result (the message at seq ${open.assistantSeq} made ${open.calls.length} call(s), all answered)`,
           )
         else if (expected.id !== callId) {
-          const known = open.calls.some((call) => call.id === callId)
+          const known = indexOfCall(open.calls, callId) >= 0
           this.#fail(
             'tool-pairing',
             known

@@ -41,6 +41,15 @@ const COPY_ROWS = 1000
  */
 const INSERT_ROWS = [32, 8, 1] as const
 /**
+ * A row (`[seq, line]`) read back as a stored record. A module function, not an arrow at the `map`: an arrow
+ * there is a new closure per page, whose optimised code V8 dropped at each full collection, so
+ * every load compiled it again (bench B2, decision 0187).
+ */
+function recordOfRow(row: readonly [number, string]): StoredRecord {
+  return { kind: 'line', text: row[1], where: row[0], position: row[0] }
+}
+
+/**
  * Inserts `events`, stored as `lines`, into session `id` with `inserts` (one statement per size
  * of `INSERT_ROWS`, in that order), and returns the characters of the lines. A module function,
  * not part of the closure made per batch: V8 holds a closure's optimised code only while a
@@ -128,9 +137,14 @@ export function createSqliteBackend(path: string, counters: StoreCounters | unde
     updateSession: db.prepare('UPDATE sessions SET updated_at = ?, event_count = ? WHERE id = ?'),
     updateCount: db.prepare('UPDATE sessions SET event_count = ? WHERE id = ?'),
     updateTime: db.prepare('UPDATE sessions SET updated_at = ? WHERE id = ?'),
-    page: db.prepare<[string, number, number, number], { seq: number; line: string }>(
-      'SELECT seq, line FROM events WHERE session_id = ? AND seq >= ? AND seq <= ? ORDER BY seq LIMIT ?',
-    ),
+    // Rows as arrays (`raw`): an object per row has a hidden class only rows have, which died
+    // with each load's rows, and the loops that read them were compiled again at every load
+    // (bench B2, decision 0187).
+    page: db
+      .prepare<[string, number, number, number], readonly [number, string]>(
+        'SELECT seq, line FROM events WHERE session_id = ? AND seq >= ? AND seq <= ? ORDER BY seq LIMIT ?',
+      )
+      .raw(true),
     insertEvents: INSERT_ROWS.map((rows) =>
       db.prepare(
         `INSERT INTO events (session_id, seq, line) VALUES ${'(?, ?, ?), '.repeat(rows - 1)}(?, ?, ?)`,
@@ -286,7 +300,7 @@ export function createSqliteBackend(path: string, counters: StoreCounters | unde
       const last = options.throughSeq ?? Number.MAX_SAFE_INTEGER
       let next = options.fromSeq ?? 0
       for (;;) {
-        let rows: { seq: number; line: string }[]
+        let rows: (readonly [number, string])[]
         try {
           rows = statements.page.all(id, next, last, PAGE_ROWS)
         } catch (error) {
@@ -296,20 +310,15 @@ export function createSqliteBackend(path: string, counters: StoreCounters | unde
           for (let seq = next; seq <= last; seq++) {
             const row = reading(() => statements.page.get(id, seq, seq, 1), id, seq)
             if (!row) return
-            yield [{ kind: 'line', text: row.line, where: row.seq, position: row.seq }]
+            yield [recordOfRow(row)]
           }
           return
         }
         if (rows.length === 0) return
-        const records: StoredRecord[] = rows.map((row) => ({
-          kind: 'line',
-          text: row.line,
-          where: row.seq,
-          position: row.seq,
-        }))
+        const records: StoredRecord[] = rows.map(recordOfRow)
         yield records
         if (rows.length < PAGE_ROWS) return
-        next = rows[rows.length - 1]!.seq + 1
+        next = rows[rows.length - 1]![0] + 1
         // Reads are synchronous: give the event loop a turn between pages.
         await yieldToEventLoop()
       }
