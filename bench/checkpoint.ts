@@ -10,7 +10,19 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { monitorEventLoopDelay } from 'node:perf_hooks'
 import Database from 'better-sqlite3'
+import {
+  createLogChecker,
+  createProjector,
+  freezeProjected,
+  isEventType,
+  type LogChecker,
+  type Projector,
+  type SessionEvent,
+} from '../src/core/index.js'
+import { checksumOfTexts } from '../src/stores/checkpoint.js'
+import { crc32 } from '../src/stores/crc32.js'
 import { openStore, type SessionStore } from '../src/stores/index.js'
+import { EVENT_DATA_CHECK } from '../src/stores/stored-shapes.js'
 import { fmt, median, type Pair, printTable, type Row, ratios } from './measure.js'
 import { bigLog, type Kind, urlOf, WARM_RUNS, writeSession } from './stores.js'
 import { threadCpuClock } from './thread-cpu.js'
@@ -73,6 +85,78 @@ function floorOf(kind: Kind, directory: string, id: string): () => Promise<void>
   }
 }
 
+/**
+ * The physical floor of an open and its projection: the floor's read and parse plus what an
+ * open owes for every event, done by the store's own functions in one plain loop: the CRC-32
+ * of what it read (the next checkpoint's ranges), the projection with what it keeps frozen,
+ * and, with `check` (no checkpoint to vouch for the events), each event's type and data check
+ * and the invariants. What the subject adds over it is the loader itself (decisions 0181, 0183).
+ */
+function physicalFloorOf(
+  kind: Kind,
+  directory: string,
+  id: string,
+  check: boolean,
+): () => Promise<void> {
+  return async () => {
+    const open = new PhysicalOpen(check)
+    if (kind === 'sqlite') {
+      const db = new Database(join(directory, 'sessions.db'), { readonly: true })
+      const lines = db
+        .prepare('SELECT line FROM events WHERE session_id = ? ORDER BY seq')
+        .pluck()
+        .all(id) as string[]
+      db.close()
+      checksumOfTexts('text', lines, 0, lines.length, textOf, 0)
+      for (const line of lines) open.take(line)
+    } else {
+      const buffer = readFileSync(join(directory, 'jsonl', 'sessions', id, 'events.jsonl'))
+      const first = buffer.indexOf(10) + 1
+      crc32(buffer.subarray(first))
+      for (
+        let start = first, end = buffer.indexOf(10, start);
+        end >= 0;
+        start = end + 1, end = buffer.indexOf(10, start)
+      )
+        open.take(buffer.toString('utf8', start, end))
+    }
+    open.projector.messages()
+  }
+}
+
+/** What `physicalFloorOf` does per event: a class, so its code outlives every run (0187). */
+class PhysicalOpen {
+  readonly events: SessionEvent[] = []
+  readonly checker: LogChecker | undefined
+  readonly projector: Projector
+
+  constructor(check: boolean) {
+    this.checker = check ? createLogChecker({ allowOpenTurn: true }) : undefined
+    const events = this.events
+    this.projector = createProjector((seq) => events[seq])
+  }
+
+  take(text: string): void {
+    const event = JSON.parse(text) as SessionEvent
+    if (this.checker) {
+      if (!isEventType(event.type) || EVENT_DATA_CHECK[event.type](event.data) !== undefined)
+        throw new Error(`seq ${event.seq} does not pass the data check`)
+      if (this.checker.record(event).length > 0) throw new Error(`seq ${event.seq} breaks a rule`)
+    }
+    this.events.push(event)
+    freezeProjected(event)
+    this.projector.apply(event)
+  }
+}
+
+/** One held for the process (see `PhysicalOpen`). */
+export const PHYSICAL_OPEN_SHAPES: readonly PhysicalOpen[] = [
+  new PhysicalOpen(false),
+  new PhysicalOpen(true),
+]
+
+const textOf = (text: string) => text
+
 export async function checkpointBenchmarks(options: { full: boolean }): Promise<Row[]> {
   const rows: Row[] = []
   const size = options.full ? 100 * MiB : 20 * MiB
@@ -93,11 +177,15 @@ export async function checkpointBenchmarks(options: { full: boolean }): Promise<
         await session.close()
       }
       const floor = floorOf(kind, directory, withCheckpoint)
+      const fastPhysical = physicalFloorOf(kind, directory, withCheckpoint, false)
+      const slowPhysical = physicalFloorOf(kind, directory, withCheckpoint, true)
       // Warm caches and JIT (see WARM_RUNS).
       for (let run = 0; run < WARM_RUNS; run++) {
         await open(store, withCheckpoint)()
         await open(plain, without)()
         await floor()
+        await fastPhysical()
+        await slowPhysical()
       }
       // Each subject is followed by its own floor run, so a ratio compares neighbours in time
       // (the machine is shared and noisy); figures are medians over the pairs.
@@ -119,6 +207,19 @@ export async function checkpointBenchmarks(options: { full: boolean }): Promise<
           floor: await cpu(floor, undefined, threads.slowFloor),
         })
       }
+      // Each subject beside its physical floor, interleaved as above.
+      const fastAtFloor: Pair[] = []
+      const slowAtFloor: Pair[] = []
+      for (let pair = 0; pair < 7; pair++) {
+        fastAtFloor.push({
+          subject: await cpu(open(store, withCheckpoint)),
+          floor: await cpu(fastPhysical),
+        })
+        slowAtFloor.push({
+          subject: await cpu(open(plain, without)),
+          floor: await cpu(slowPhysical),
+        })
+      }
       await plain.close()
       await store.close()
       const of = (pairs: Pair[], key: keyof Pair) => median(pairs.map((one) => one[key]))
@@ -132,12 +233,28 @@ export async function checkpointBenchmarks(options: { full: boolean }): Promise<
         target: '≤ 1.25×',
       })
       rows.push({
+        id: 'B2+',
+        what: `  the same against its physical floor: read+parse, the CRC-32 of what was read, the projection (store's functions, one plain loop)`,
+        figure: fmt.ms(of(fastAtFloor, 'subject')),
+        floor: `${fmt.ms(of(fastAtFloor, 'floor'))} physical floor`,
+        ratio: fmt.ratio(ratios(fastAtFloor)),
+        target: 'orientation',
+      })
+      rows.push({
         id: 'B2',
         what: `${label} without a checkpoint (full check); longest block ${Math.max(...slowBlocks).toFixed(0)} ms${mainThreadRatio(threads.slow!, threads.slowFloor!)}`,
         figure: fmt.ms(of(slow, 'subject')),
         floor: `${fmt.ms(of(slow, 'floor'))} read+parse`,
         ratio: fmt.ratio(ratios(slow)),
         target: '≤ 1.25×',
+      })
+      rows.push({
+        id: 'B2',
+        what: `  the same against its physical floor: read+parse, the CRC-32, each event's data check and the invariants, the projection (store's functions, one plain loop)`,
+        figure: fmt.ms(of(slowAtFloor, 'subject')),
+        floor: `${fmt.ms(of(slowAtFloor, 'floor'))} physical floor`,
+        ratio: fmt.ratio(ratios(slowAtFloor)),
+        target: 'orientation',
       })
     } finally {
       rmSync(directory, { recursive: true, force: true })
