@@ -15,7 +15,7 @@ import {
   statSync,
   writeSync,
 } from 'node:fs'
-import { type FileHandle, open, readFile } from 'node:fs/promises'
+import { type FileHandle, mkdir, open, readFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { monitorEventLoopDelay, performance } from 'node:perf_hooks'
@@ -843,7 +843,9 @@ function middleTurnEnd(events: readonly Append[]): number {
  * kept bytes. For SQLite also beside a copy into the same table, as a fork must make it:
  * SQLite reads rows inserted into their own table through a temporary copy (decision 0069),
  * in one statement (which spills that copy to a temporary file) and in ranges of 1,000 seqs
- * (as the fork copies, each range's temporary copy in memory; decision 0171).
+ * (as the fork copies, each range's temporary copy in memory; decision 0171). For JSONL also
+ * against its physical floor (decision 0186): the durable copy plus the syncs a crash-safe fork
+ * owes beyond it, and without the removal of the copy the plain floor times.
  */
 async function forking(directory: string, full: boolean): Promise<Row[]> {
   const rows: Row[] = []
@@ -857,6 +859,9 @@ async function forking(directory: string, full: boolean): Promise<Row[]> {
     let floor: () => Promise<void>
     let sameTableFloors: { what: string; floor: () => Promise<void> }[] = []
     let closeFloor = () => {}
+    let physicalFloor: (() => Promise<void>) | undefined
+    /** What the physical floor made, removed after its pairs (the fork keeps its children). */
+    const physicalCopies: string[] = []
     if (kind === 'jsonl') {
       const source = join(root, 'jsonl', 'sessions', id, 'events.jsonl')
       const text = readFileSync(source)
@@ -882,6 +887,38 @@ async function forking(directory: string, full: boolean): Promise<Row[]> {
         await output.datasync()
         await Promise.all([input.close(), output.close()])
         rmSync(target)
+      }
+      const headerLine = Buffer.from(`${text.subarray(0, text.indexOf(10)).toString()}\n`)
+      const syncDirectory = async (path: string) => {
+        const handle = await open(path, 'r')
+        await handle.sync()
+        await handle.close()
+      }
+      // What any crash-safe fork does beyond the plain copy: a new directory, the kept bytes
+      // behind room for the header and synced before it (a crash must not leave a header over
+      // a shorter body), the new directory's entry synced meanwhile, then the header and its
+      // sync beside the sync of the directory's own entries. No lease, metadata or checkpoint.
+      physicalFloor = async () => {
+        const directory = join(root, `physical-${copies++}`)
+        physicalCopies.push(directory)
+        await mkdir(directory)
+        const input = await open(source, 'r')
+        const output = await open(join(directory, 'events.jsonl'), 'wx')
+        const buffer = Buffer.allocUnsafe(4 * MiB)
+        for (let offset = 0; offset < keptBytes; ) {
+          const { bytesRead } = await input.read(
+            buffer,
+            0,
+            Math.min(buffer.length, keptBytes - offset),
+            offset,
+          )
+          await output.write(buffer, 0, bytesRead, headerLine.length + offset)
+          offset += bytesRead
+        }
+        await Promise.all([output.datasync(), syncDirectory(root)])
+        await output.write(headerLine, 0, headerLine.length, 0)
+        await Promise.all([output.datasync(), syncDirectory(directory)])
+        await Promise.all([input.close(), output.close()])
       }
     } else {
       const db = new Database(join(root, 'sessions.db'))
@@ -943,6 +980,19 @@ async function forking(directory: string, full: boolean): Promise<Row[]> {
         ratio: fmt.ratio(ratios(pairs)),
         target: '≤ 1.2×',
       })
+      if (physicalFloor) {
+        const physical = await interleaveAsync(5, 'wall', fork, physicalFloor)
+        for (const directory of physicalCopies.splice(0))
+          rmSync(directory, { recursive: true, force: true })
+        rows.push({
+          id: 'B11',
+          what: `${what}, against its physical floor`,
+          figure: fmt.ms(medianOf(physical, 'subject')),
+          floor: `${fmt.ms(medianOf(physical, 'floor'))} durable copy + owed syncs`,
+          ratio: fmt.ratio(ratios(physical)),
+          target: 'orientation',
+        })
+      }
       for (const sameTable of sameTableFloors) {
         const here = await interleaveAsync(5, 'wall', fork, sameTable.floor)
         rows.push({

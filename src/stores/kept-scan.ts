@@ -387,6 +387,10 @@ function stretchChecksum(
 const SCANNED_TYPES = ['turn/start', 'turn/end', 'request/header', 'compaction'].map(
   (type) => [type, Buffer.from(type, 'latin1')] as const,
 )
+const TURN_START = Buffer.from('turn/start', 'latin1')
+const TURN_END = Buffer.from('turn/end', 'latin1')
+const REQUEST_HEADER = Buffer.from('request/header', 'latin1')
+const COMPACTION = Buffer.from('compaction', 'latin1')
 const SEQ_KEY = Buffer.from('{"seq":', 'latin1')
 const TIME_KEY = Buffer.from(',"time":', 'latin1')
 const TYPE_KEY = Buffer.from(',"type":"', 'latin1')
@@ -394,7 +398,10 @@ const TYPE_KEY = Buffer.from(',"type":"', 'latin1')
 /**
  * `envelopeType` read off the bytes `[at, end)` of a stored line, without decoding it: the
  * type when it is one the scan looks into, '' for any other, undefined when the line does not
- * start `{"seq":<seq>,"time":<number>,"type":"…"`.
+ * start `{"seq":<seq>,"time":<number>,"type":"…"`. Every byte is read in place, no call leaves
+ * JavaScript: this runs once per kept line of a fork, on the main thread while the copy's reads
+ * and writes run in the pool (B11: the scan of 20 MB, 23k lines, took 4.25 ms with
+ * `Buffer.indexOf` and a loop over the types, 3.96 ms so, interleaved in one process).
  */
 function envelopeTypeOfBytes(
   bytes: Buffer,
@@ -415,12 +422,25 @@ function envelopeTypeOfBytes(
   while (at < end && bytes[at] !== 44) at++
   if (!hasAt(bytes, at, end, TYPE_KEY)) return undefined
   const typeStart = at + TYPE_KEY.length
-  const typeEnd = bytes.indexOf(34, typeStart)
-  if (typeEnd < 0 || typeEnd >= end) return undefined
-  for (const [type, typeBytes] of SCANNED_TYPES)
-    if (typeBytes.length === typeEnd - typeStart && hasAt(bytes, typeStart, end, typeBytes))
-      return type
-  return ''
+  let typeEnd = typeStart
+  while (typeEnd < end && bytes[typeEnd] !== 34) typeEnd++
+  if (typeEnd >= end) return undefined
+  return scannedType(bytes, typeStart, typeEnd)
+}
+
+/** The scanned type (`SCANNED_TYPES`) the bytes `[start, end)` spell, else ''. */
+function scannedType(bytes: Buffer, start: number, end: number): string {
+  switch (end - start) {
+    case 8:
+      return hasAt(bytes, start, end, TURN_END) ? 'turn/end' : ''
+    case 10:
+      if (hasAt(bytes, start, end, TURN_START)) return 'turn/start'
+      return hasAt(bytes, start, end, COMPACTION) ? 'compaction' : ''
+    case 14:
+      return hasAt(bytes, start, end, REQUEST_HEADER) ? 'request/header' : ''
+    default:
+      return ''
+  }
 }
 
 function hasAt(bytes: Buffer, at: number, end: number, expected: Buffer): boolean {

@@ -585,9 +585,11 @@ export function createSessionStore(backend: Backend, options: StoreOptions = {})
     source: SourceHeader,
     atSeq: number | undefined,
     known?: Uint8Array,
+    /** The source's checkpoint, when the caller started reading it. */
+    checkpoint?: Promise<Checkpoint | undefined>,
   ): Promise<StoredSession> {
     const id = source.id
-    const boundaries = known ?? (await readCheckpoint(id))?.checker.boundaries
+    const boundaries = known ?? (await (checkpoint ?? readCheckpoint(id)))?.checker.boundaries
     const isScanEnough = !checkInvariants || boundaries !== undefined
     // One pass: the kept bytes are copied and scanned as they are read (decision 0069).
     const isOnePass = isScanEnough && backend.copyInspected !== undefined && atSeq !== undefined
@@ -942,11 +944,16 @@ export function createSessionStore(backend: Backend, options: StoreOptions = {})
           'INVALID_INPUT',
           `fork atSeq must be a seq (an integer ≥ 0), got ${JSON.stringify(atSeq)}`,
         )
+      // A source closed here stands on its checkpoint's checker (`forkStored`): read beside the
+      // header, not after it (B11). `readCheckpoint` settles to undefined on any failure.
+      const checkpoint = live.has(id) ? undefined : readCheckpoint(id)
       // The stored text too: a file backend finds where the events start from it.
       const stored = await backend.readHeader(id)
       const source = { ...parseHeader(stored.text, stored.location, id), text: stored.text }
       const open = live.get(id)
-      return open ? forkLive(open, source, atSeq) : forkStored(source, atSeq)
+      return open
+        ? forkLive(open, source, atSeq)
+        : forkStored(source, atSeq, undefined, checkpoint)
     },
 
     async list(listOptions = {}) {

@@ -324,7 +324,11 @@ describe("a JSONL fork's checkpoint", () => {
     const store = createSessionStore(backend, EVERY_CLOSE)
     const { id, events } = await written(store, 24)
     const cut = middleCut(events)
+    reads.length = 0
     const child = await store.fork(id, { atSeq: cut })
+    // The closed source's checkpoint (read beside its header) stood for the kept events: the
+    // copy scanned them, nothing read the log as records.
+    expect(reads).toEqual([])
     const childDirectory = join(directory, 'jsonl', 'sessions', child.header.id)
     // Stored before the fork returned, while the child is still open.
     const checkpoint = parseCheckpoint(

@@ -323,6 +323,34 @@ describe('the JSONL store on disk', () => {
       },
     )
 
+    it.each([
+      ['open here', false],
+      ['closed', true],
+    ])(
+      'leaves the child listed, with no temporary file beside its log (source %s)',
+      async (_, closeSource) => {
+        const directory = tempDirectory()
+        const store = await storeOf('jsonl', directory)
+        const source = await store.create({ title: 'source' })
+        appendAll(source, smallLog)
+        if (closeSource) await source.close()
+        else await source.flush()
+        const child = await store.fork(source.header.id, { atSeq: 8 })
+        // The metadata is staged while the copy is synced and renamed into place after the
+        // header (decision 0186): listed at once, as written, and nothing staged is left.
+        const sessionDirectory = join(directory, 'jsonl', 'sessions', child.header.id)
+        const names = readdirSync(sessionDirectory)
+        expect(names.filter((name) => name.endsWith('.tmp'))).toEqual([])
+        expect(names).toContain('meta.json')
+        const listed = (await store.list()).find((row) => row.id === child.header.id)
+        expect(listed).toMatchObject({ title: 'source', eventCount: 9 })
+        await child.close()
+        await expect(store.fork('no-such-session')).rejects.toMatchObject({
+          code: 'SESSION_NOT_FOUND',
+        })
+      },
+    )
+
     it('cuts at the right byte after batches of ASCII, non-ASCII and mixed lines (source open)', async () => {
       const directory = tempDirectory()
       const store = await storeOf('jsonl', directory)

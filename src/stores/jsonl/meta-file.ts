@@ -25,15 +25,44 @@ const checkMeta = strictObject({
 })
 
 export async function writeMeta(path: string, meta: Meta): Promise<void> {
+  await (await stageMeta(path, meta)).commit()
+}
+
+/** Metadata written beside its place, not yet in it (`stageMeta`). */
+export type StagedMeta = {
+  /** Renames it into place. */
+  commit(): Promise<void>
+  /** Removes it (the session it was for is not made after all). */
+  discard(): Promise<void>
+}
+
+/**
+ * Writes the metadata to a temporary file beside `path`, to be renamed into place later: a
+ * new session's is written while its log is synced and only renamed once the header is
+ * written, so what follows the header is a rename, not a create, a write and a rename (B11).
+ */
+export async function stageMeta(path: string, meta: Meta): Promise<StagedMeta> {
   const temporary = `${path}.${process.pid}-${randomUUID()}.tmp`
-  try {
-    await writeFile(temporary, JSON.stringify(meta))
-    await rename(temporary, path)
-  } catch (error) {
-    await unlink(temporary).catch(() => {
+  const discard = () =>
+    unlink(temporary).catch(() => {
       // Never created (the failure was the create) or already renamed.
     })
+  try {
+    await writeFile(temporary, JSON.stringify(meta))
+  } catch (error) {
+    await discard()
     throw storeFailure(`cannot write the listing metadata ${path}`, error)
+  }
+  return {
+    async commit() {
+      try {
+        await rename(temporary, path)
+      } catch (error) {
+        await discard()
+        throw storeFailure(`cannot write the listing metadata ${path}`, error)
+      }
+    },
+    discard,
   }
 }
 
