@@ -951,9 +951,7 @@ export function createSessionStore(backend: Backend, options: StoreOptions = {})
       const stored = await backend.readHeader(id)
       const source = { ...parseHeader(stored.text, stored.location, id), text: stored.text }
       const open = live.get(id)
-      return open
-        ? forkLive(open, source, atSeq)
-        : forkStored(source, atSeq, undefined, checkpoint)
+      return open ? forkLive(open, source, atSeq) : forkStored(source, atSeq, undefined, checkpoint)
     },
 
     async list(listOptions = {}) {
