@@ -860,7 +860,7 @@ async function forking(directory: string, full: boolean): Promise<Row[]> {
     let sameTableFloors: { what: string; floor: () => Promise<void> }[] = []
     let closeFloor = () => {}
     let physicalFloor: (() => Promise<void>) | undefined
-    /** What the physical floor made, removed after its pairs (the fork keeps its children). */
+    /** What the floors made, removed after their pairs (the fork keeps its children). */
     const physicalCopies: string[] = []
     if (kind === 'jsonl') {
       const source = join(root, 'jsonl', 'sessions', id, 'events.jsonl')
@@ -886,7 +886,8 @@ async function forking(directory: string, full: boolean): Promise<Row[]> {
         }
         await output.datasync()
         await Promise.all([input.close(), output.close()])
-        rmSync(target)
+        // Removed after the pairs: the fork removes nothing, and an unlink here was timed.
+        physicalCopies.push(target)
       }
       const headerLine = Buffer.from(`${text.subarray(0, text.indexOf(10)).toString()}\n`)
       const syncDirectory = async (path: string) => {
@@ -897,7 +898,9 @@ async function forking(directory: string, full: boolean): Promise<Row[]> {
       // What any crash-safe fork does beyond the plain copy: a new directory, the kept bytes
       // behind room for the header and synced before it (a crash must not leave a header over
       // a shorter body), the new directory's entry synced meanwhile, then the header and its
-      // sync beside the sync of the directory's own entries. No lease, metadata or checkpoint.
+      // sync beside the sync of the directory's own entries. And the CRC-32 of the kept bytes,
+      // which the child's checkpoint owes (decision 0178; summed as the store sums). No lease,
+      // metadata or checkpoint file.
       physicalFloor = async () => {
         const directory = join(root, `physical-${copies++}`)
         physicalCopies.push(directory)
@@ -905,6 +908,7 @@ async function forking(directory: string, full: boolean): Promise<Row[]> {
         const input = await open(source, 'r')
         const output = await open(join(directory, 'events.jsonl'), 'wx')
         const buffer = Buffer.allocUnsafe(4 * MiB)
+        let checksum = 0
         for (let offset = 0; offset < keptBytes; ) {
           const { bytesRead } = await input.read(
             buffer,
@@ -912,7 +916,9 @@ async function forking(directory: string, full: boolean): Promise<Row[]> {
             Math.min(buffer.length, keptBytes - offset),
             offset,
           )
-          await output.write(buffer, 0, bytesRead, headerLine.length + offset)
+          const written = output.write(buffer, 0, bytesRead, headerLine.length + offset)
+          checksum = crc32(buffer.subarray(0, bytesRead), checksum)
+          await written
           offset += bytesRead
         }
         await Promise.all([output.datasync(), syncDirectory(root)])
@@ -971,6 +977,7 @@ async function forking(directory: string, full: boolean): Promise<Row[]> {
         await child.close()
       }
       const pairs = await interleaveAsync(5, 'wall', fork, floor)
+      for (const copy of physicalCopies.splice(0)) rmSync(copy, { recursive: true, force: true })
       const what = `${kind}: fork of a ${mb(events.length * 1100)} session at seq ${atSeq.toLocaleString('en')} (${mb(keptBytes)} kept), source ${isOpen ? 'open here' : 'closed'} (wall)`
       rows.push({
         id: 'B11',
