@@ -62,17 +62,24 @@ function mainThreadRatio(subject: readonly number[], floor: readonly number[]): 
   return `; main thread ${fmt.ms(median(subject))} vs ${fmt.ms(median(floor))}, ${ratio.toFixed(2)}×`
 }
 
+/** The stored lines of session `id` in the SQLite store at `directory`, in seq order. */
+function sqliteLines(directory: string, id: string): string[] {
+  const db = new Database(join(directory, 'sessions.db'), { readonly: true })
+  try {
+    return db
+      .prepare('SELECT line FROM events WHERE session_id = ? ORDER BY seq')
+      .pluck()
+      .all(id) as string[]
+  } finally {
+    db.close()
+  }
+}
+
 function floorOf(kind: Kind, directory: string, id: string): () => Promise<void> {
   return async () => {
     const kept: unknown[] = []
     if (kind === 'sqlite') {
-      const db = new Database(join(directory, 'sessions.db'), { readonly: true })
-      const lines = db
-        .prepare('SELECT line FROM events WHERE session_id = ? ORDER BY seq')
-        .pluck()
-        .all(id) as string[]
-      db.close()
-      for (const line of lines) kept.push(JSON.parse(line))
+      for (const line of sqliteLines(directory, id)) kept.push(JSON.parse(line))
       return
     }
     const buffer = readFileSync(join(directory, 'jsonl', 'sessions', id, 'events.jsonl'))
@@ -101,12 +108,7 @@ function physicalFloorOf(
   return async () => {
     const open = new PhysicalOpen(check)
     if (kind === 'sqlite') {
-      const db = new Database(join(directory, 'sessions.db'), { readonly: true })
-      const lines = db
-        .prepare('SELECT line FROM events WHERE session_id = ? ORDER BY seq')
-        .pluck()
-        .all(id) as string[]
-      db.close()
+      const lines = sqliteLines(directory, id)
       checksumOfTexts('text', lines, 0, lines.length, textOf, 0)
       for (const line of lines) open.take(line)
     } else {

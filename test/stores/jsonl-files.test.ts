@@ -287,6 +287,17 @@ describe('the JSONL store on disk', () => {
     /** The bytes of a log after its header line. */
     const body = (bytes: Buffer) => bytes.subarray(bytes.indexOf(10) + 1)
     /** The first `count` event lines of a log (after its header), as bytes. */
+    /** A JSONL store with a session of `smallLog` to fork, closed or open here and flushed. */
+    async function sourceOfFork(closeSource: boolean) {
+      const directory = tempDirectory()
+      const store = await storeOf('jsonl', directory)
+      const source = await store.create({ title: 'source' })
+      appendAll(source, smallLog)
+      if (closeSource) await source.close()
+      else await source.flush()
+      return { directory, store, source }
+    }
+
     function prefix(bytes: Buffer, count: number): Buffer {
       let end = bytes.indexOf(10) + 1
       for (let line = 0; line < count; line++) end = bytes.indexOf(10, end) + 1
@@ -299,12 +310,7 @@ describe('the JSONL store on disk', () => {
     ])(
       'writes a new header line, then the parent lines byte for byte (source %s)',
       async (_, closeSource) => {
-        const directory = tempDirectory()
-        const store = await storeOf('jsonl', directory)
-        const source = await store.create({ title: 'source' })
-        appendAll(source, smallLog)
-        if (closeSource) await source.close()
-        else await source.flush()
+        const { directory, store, source } = await sourceOfFork(closeSource)
         const parentBytes = readFileSync(logPath(directory, source.header.id))
         for (const atSeq of [undefined, 8]) {
           const child = await store.fork(source.header.id, atSeq === undefined ? {} : { atSeq })
@@ -329,12 +335,7 @@ describe('the JSONL store on disk', () => {
     ])(
       'leaves the child listed, with no temporary file beside its log (source %s)',
       async (_, closeSource) => {
-        const directory = tempDirectory()
-        const store = await storeOf('jsonl', directory)
-        const source = await store.create({ title: 'source' })
-        appendAll(source, smallLog)
-        if (closeSource) await source.close()
-        else await source.flush()
+        const { directory, store, source } = await sourceOfFork(closeSource)
         const child = await store.fork(source.header.id, { atSeq: 8 })
         // The metadata is staged while the copy is synced and renamed into place after the
         // header (decision 0186): listed at once, as written, and nothing staged is left.
