@@ -6,7 +6,7 @@
 import type { JsonValue, SessionEvent } from '../core/index.js'
 import { LogCorruptError } from '../core/index.js'
 import type { BlobStore } from './blob-store.js'
-import { freezeHolder, laterTextLength, placeLazyText } from './lazy-text.js'
+import { canDecodeLater, freezeHolder, placeLazyText } from './lazy-text.js'
 import { RecordProblem } from './record-problem.js'
 import { describeShapeIssue } from './shape-check.js'
 import { type BlobReference, ENVELOPE_CHECK } from './stored-shapes.js'
@@ -181,7 +181,7 @@ export async function resolveBlobs(
     const read = await reads[index]!
     if (typeof read !== 'string') {
       const { parent, key } = placeholderAt(line, reference.path, location, hint)
-      placeLazyText(parent, key, read.bytes, read.length)
+      placeLazyText(parent, key, read)
       const keys = holders.get(parent) ?? new Set<string>()
       holders.set(parent, keys.add(String(key)))
       continue
@@ -207,19 +207,20 @@ export async function resolveBlobs(
 }
 
 /**
- * A blob's content: its bytes and its text's length when they can be decoded on first use (a
- * string in `data`, not JSON; a `text` of valid UTF-8: `laterTextLength`), else its text.
+ * A blob's content: its bytes when they can be decoded on first use (a string in `data`, not
+ * JSON; a `text` all ASCII), else its text.
  */
 async function readBlob(
   blobs: BlobStore,
   reference: BlobReference,
   location: string,
   signal: AbortSignal | undefined,
-): Promise<{ readonly bytes: Buffer; readonly length: number } | string> {
+): Promise<Buffer | string> {
   if (reference.json || reference.path.length === 0) return blobs.get(reference, location, signal)
   const bytes = await blobs.read(reference, location)
-  const length = await laterTextLength(bytes, reference.path.at(-1)!, signal)
-  return length === undefined ? decodeUtf8(bytes, { signal }) : { bytes, length }
+  return (await canDecodeLater(bytes, reference.path.at(-1)!, signal))
+    ? bytes
+    : decodeUtf8(bytes, { signal })
 }
 
 function placeAt(
