@@ -96,7 +96,7 @@ function takeInEach(
  * where a compaction after the checkpoint's `throughSeq` among `events` keeps from, if earlier.
  * Inside `load`, this loop over every resident event made that closure hot, and a closure made
  * per session loses its optimised code once its session is collected: 8–34 ms of compiling at
- * most loads of a 20 MB log without a checkpoint (bench B2).
+ * most loads of a 20 MB log without a checkpoint (bench B2, decision 0183).
  */
 function keptFrom(events: readonly SessionEvent[], throughSeq: number, from: number): number {
   let kept = from

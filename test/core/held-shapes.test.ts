@@ -4,7 +4,6 @@
  * past the small integers, say) would retire the held class in this process, which no session
  * does.
  */
-import { setFlagsFromString } from 'node:v8'
 import { describe, expect, it } from 'vitest'
 import {
   createLogChecker,
@@ -28,14 +27,9 @@ import {
   turnStart,
   user,
 } from '../support/log-builder.js'
+import { haveSameClass } from '../support/v8-natives.js'
 
 describe('the shapes held for the process (decisions 0182, 0183)', () => {
-  setFlagsFromString('--allow-natives-syntax')
-  const haveSameClass = new Function('a', 'b', 'return %HaveSameMap(a, b)') as (
-    a: unknown,
-    b: unknown,
-  ) => boolean
-
   it('a new checker has the class of LOG_CHECKER_SHAPE, with a checkpoint state or without', () => {
     const fresh = createLogChecker({ allowOpenTurn: true })
     expect(haveSameClass(fresh, LOG_CHECKER_SHAPE)).toBe(true)

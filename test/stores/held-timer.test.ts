@@ -2,17 +2,11 @@
  * The timer the write-behind sink holds for the process (decision 0187) has the hidden class of
  * the window timers it makes, pending, fired or cleared, so that class outlives every timer.
  */
-import { setFlagsFromString } from 'node:v8'
 import { describe, expect, it } from 'vitest'
 import { TIMER_SHAPE } from '../../src/stores/write-behind.js'
+import { haveSameClass } from '../support/v8-natives.js'
 
 describe('TIMER_SHAPE', () => {
-  setFlagsFromString('--allow-natives-syntax')
-  const haveSameClass = new Function('a', 'b', 'return %HaveSameMap(a, b)') as (
-    a: unknown,
-    b: unknown,
-  ) => boolean
-
   it('has the class of a window timer, pending, fired and cleared', async () => {
     let resolve = () => {}
     const fired = new Promise<void>((resolveFired) => {

@@ -7,17 +7,10 @@
 import { writeFileSync } from 'node:fs'
 import { open } from 'node:fs/promises'
 import { join } from 'node:path'
-import { setFlagsFromString } from 'node:v8'
 import { describe, expect, it } from 'vitest'
 import { LINE_SHAPE, type Line, readLines } from '../../src/stores/jsonl/line-reader.js'
+import { haveSameClass, isSmallInteger } from '../support/v8-natives.js'
 import { tempDirectory } from './support/stores.js'
-
-setFlagsFromString('--allow-natives-syntax')
-const isSmallInteger = new Function('value', 'return %IsSmi(value)') as (value: unknown) => boolean
-const haveSameClass = new Function('a', 'b', 'return %HaveSameMap(a, b)') as (
-  a: unknown,
-  b: unknown,
-) => boolean
 
 /** Lines of pseudo-random lengths (fixed seed), non-ASCII included, some far over 1 MiB total. */
 function linesOf(count: number, seed: number): string[] {

@@ -41,9 +41,9 @@ const COPY_ROWS = 1000
  */
 const INSERT_ROWS = [32, 8, 1] as const
 /**
- * A row (`[seq, line]`) read back as a stored record. A module function, not an arrow at the `map`: an arrow
- * there is a new closure per page, whose optimised code V8 dropped at each full collection, so
- * every load compiled it again (bench B2, decision 0187).
+ * A row (`[seq, line]`) read back as a stored record. A module function, not an arrow at the
+ * `map`: an arrow there is a new closure per page, whose optimised code V8 dropped at each full
+ * collection, so every load compiled it again (bench B2, decision 0187).
  */
 function recordOfRow(row: readonly [number, string]): StoredRecord {
   return { kind: 'line', text: row[1], where: row[0], position: row[0] }
@@ -54,7 +54,7 @@ function recordOfRow(row: readonly [number, string]): StoredRecord {
  * of `INSERT_ROWS`, in that order), and returns the characters of the lines. A module function,
  * not part of the closure made per batch: V8 holds a closure's optimised code only while a
  * closure made at that place is alive, so after each full collection the loop was compiled
- * again (bench B4, decision 0186).
+ * again (bench B4, decision 0187).
  */
 function insertEvents(
   inserts: readonly Database.Statement[],
