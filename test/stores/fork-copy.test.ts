@@ -288,8 +288,8 @@ describe('a JSONL fork cut short', () => {
       },
     })
     expect(copied?.eventCount).toBe(24)
-    // While the events were copied the header's place held nothing: a crash then leaves no
-    // header naming a cut the log does not reach.
+    // While the copied events were inspected (before the header is written) the header's
+    // place held nothing: a crash then leaves no header naming a cut the log does not reach.
     expect(headsSeen.length).toBeGreaterThan(0)
     for (const head of headsSeen) expect(head.replaceAll('\0', '')).toBe('')
     await copied!.lease.release()
@@ -305,6 +305,86 @@ describe('a JSONL fork cut short', () => {
       code: 'LOG_CORRUPT',
       message: expect.stringMatching(/creation was cut short/),
     })
+  })
+})
+
+/** Where each event line of a JSONL log ends (past its newline), in file offsets. */
+function lineEnds(bytes: Buffer): number[] {
+  const ends: number[] = []
+  for (let at = bytes.indexOf(10) + 1; at < bytes.length; at = bytes.indexOf(10, at) + 1)
+    ends.push(bytes.indexOf(10, at) + 1)
+  return ends
+}
+
+// Decision 0192: the lines are copied whole, then read back from the child and inspected
+// while its bytes sync.
+describe("a JSONL fork's inspection", () => {
+  it('sees every kept line after the copy, at its place in the source, across chunks', async () => {
+    const directory = tempDirectory()
+    const store = await storeOf('jsonl', directory, EVERY_CLOSE)
+    const { id, events } = await written(store, MANY_TURNS)
+    await store.close()
+    const cut = middleCut(events)
+    const backend = await backendOf('jsonl', directory)
+    const child = { id: randomUUID(), formatVersion: 1, createdAt: 1 } as SessionHeader
+    const logOf = (session: string) =>
+      join(directory, 'jsonl', 'sessions', session, 'events.jsonl')
+    const sourceBytes = readFileSync(logOf(id))
+    const sourceStart = sourceBytes.indexOf(10) + 1
+    const keptEnd = lineEnds(sourceBytes)[cut]!
+    const kept = sourceBytes.subarray(sourceStart, keptEnd)
+    const texts: string[] = []
+    const positions: number[] = []
+    let copiedWhenFirstInspected: Buffer | undefined
+    const copied = await backend.copyInspected!(id, child, {
+      throughSeq: cut,
+      sourceHeader: sourceBytes.subarray(0, sourceStart - 1).toString(),
+      inspect: (records) => {
+        copiedWhenFirstInspected ??= readFileSync(logOf(child.id))
+        if ('texts' in records) throw new Error('a JSONL copy hands over bytes')
+        records.starts.forEach((start, index) => {
+          texts.push(records.bytes.toString('utf8', start, records.ends[index]))
+          positions.push(records.positions[index]!)
+        })
+        return true
+      },
+    })
+    expect(copied?.eventCount).toBe(cut + 1)
+    await copied!.lease.release()
+    await backend.close()
+    // Every kept byte was in the child before the first line was inspected.
+    const early = copiedWhenFirstInspected!
+    expect(early.subarray(early.length - kept.length).equals(kept)).toBe(true)
+    // Each line once, in order, ending where it ends in the source (not in the child).
+    expect(texts).toEqual(kept.toString('utf8').split('\n').slice(0, -1))
+    expect(positions).toEqual(lineEnds(sourceBytes).slice(0, cut + 1))
+    expect(positions.length).toBeGreaterThan(2)
+  })
+
+  it('refused after the copy, leaves no child behind and the source as it was', async () => {
+    const directory = tempDirectory()
+    const store = await storeOf('jsonl', directory, EVERY_CLOSE)
+    const { id, events } = await written(store, MANY_TURNS)
+    const listed = (await store.list()).length
+    await store.close()
+    const sourcePath = join(directory, 'jsonl', 'sessions', id, 'events.jsonl')
+    const sourceBefore = readFileSync(sourcePath)
+    const backend = await backendOf('jsonl', directory)
+    const child = { id: randomUUID(), formatVersion: 1, createdAt: 1 } as SessionHeader
+    let calls = 0
+    const copied = await backend.copyInspected!(id, child, {
+      throughSeq: middleCut(events),
+      // Refuses the second batch: the first chunk's lines are taken, the rest is not.
+      inspect: () => ++calls < 2,
+    })
+    await backend.close()
+    expect(calls).toBe(2)
+    expect(copied).toBeUndefined()
+    expect(readdirSync(join(directory, 'jsonl', 'sessions'))).toEqual([id])
+    expect(readFileSync(sourcePath).equals(sourceBefore)).toBe(true)
+    const reopened = await storeOf('jsonl', directory, EVERY_CLOSE)
+    expect((await reopened.list()).length).toBe(listed)
+    await reopened.close()
   })
 })
 

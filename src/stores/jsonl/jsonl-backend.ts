@@ -88,9 +88,10 @@ export async function createJsonlBackend(
 
   /**
    * Creates the directory and lease, then the log holding `header` and what `body` writes
-   * after it (from byte `start`), durably. When `body` returns undefined, nothing is kept.
-   * `checkpoint`, called with `start` once the body is done, gives the new session's projection
-   * checkpoint (decision 0019), written while the copy is synced.
+   * after it (from byte `start`), durably. When `body` returns undefined, or `inspect` (run on
+   * what it wrote, while that is synced) false, nothing is kept. `checkpoint`, called with
+   * `start` once the body is done and inspected, gives the new session's projection checkpoint
+   * (decision 0019), written while the copy is synced.
    *
    * 1. The body's bytes are made durable before the header is written: a crash during a fork
    *    leaves a log without a header (zeros where it goes), which opening refuses
@@ -108,6 +109,7 @@ export async function createJsonlBackend(
     body: (log: FileHandle, start: number) => Promise<Copied | undefined>,
     updatedAt: number,
     checkpoint?: (start: number) => string | undefined,
+    inspect?: (start: number, copied: Copied) => Promise<boolean>,
   ): Promise<{ lease: Lease; eventCount: number; isCheckpointed: boolean } | undefined> {
     const directory = directoryOf(header.id)
     try {
@@ -128,22 +130,27 @@ export async function createJsonlBackend(
       try {
         const headerLine = Buffer.from(`${JSON.stringify(header)}\n`, 'utf8')
         copied = await body(log, headerLine.length)
+        let isTaken = true
         if (copied) {
           const { bytes, events } = copied
-          const text = checkpoint?.(headerLine.length)
+          const start = headerLine.length
+          const inspected = inspect ? inspect(start, copied) : Promise.resolve(true)
           await settleAll([
             bytes > 0 ? log.datasync().then(() => void (counters && counters.syncs++)) : undefined,
             syncDirectory(sessionsDirectory, counters),
-            text === undefined
-              ? undefined
-              : writeCheckpointFile(header.id, text).then(
-                  () => {
-                    isCheckpointed = true
-                  },
-                  () => {
-                    // A checkpoint is a cache: the session writes one at close instead.
-                  },
-                ),
+            inspected.then((isInspected) => {
+              isTaken = isInspected
+              const text = isInspected ? checkpoint?.(start) : undefined
+              if (text === undefined) return
+              return writeCheckpointFile(header.id, text).then(
+                () => {
+                  isCheckpointed = true
+                },
+                () => {
+                  // A checkpoint is a cache: the session writes one at close instead.
+                },
+              )
+            }),
             stageMeta(metaOf(header.id), { header, eventCount: events, updatedAt }).then((meta) => {
               staged = meta
             }),
@@ -151,23 +158,28 @@ export async function createJsonlBackend(
               directoryHandle = handle
             }),
           ])
-          await log.write(headerLine, 0, headerLine.length, 0)
-          const meta = staged!
-          const directorySync = directoryHandle!
-          await settleAll([
-            log.datasync().then(() => {
-              if (counters) {
-                counters.syncs++
-                counters.bytesWritten += headerLine.length + bytes
-              }
-            }),
-            (async () => {
-              await meta.commit()
-              staged = undefined
-              await directorySync.sync()
-              if (counters) counters.syncs++
-            })(),
-          ])
+          if (!isTaken) {
+            // The inspector refused what was copied: the child goes below, never headed.
+            copied = undefined
+          } else {
+            await log.write(headerLine, 0, headerLine.length, 0)
+            const meta = staged!
+            const directorySync = directoryHandle!
+            await settleAll([
+              log.datasync().then(() => {
+                if (counters) {
+                  counters.syncs++
+                  counters.bytesWritten += headerLine.length + bytes
+                }
+              }),
+              (async () => {
+                await meta.commit()
+                staged = undefined
+                await directorySync.sync()
+                if (counters) counters.syncs++
+              })(),
+            ])
+          }
         }
       } finally {
         // The directory's handle closes (and a metadata file never renamed goes) beside the log.
@@ -302,6 +314,9 @@ export async function createJsonlBackend(
     async copyInspected(sourceId, header, options) {
       const sourcePath = logOf(sourceId)
       const from = await eventsStart(sourcePath, options.sourceHeader)
+      // The lines are copied whole, then read back from the child and inspected while its
+      // bytes sync: inspected as they were copied, the main thread's scan set the copy's pace
+      // on two cores, and the sync's wait went unused (decision 0192).
       return createWith(
         header,
         (log, start) =>
@@ -311,11 +326,24 @@ export async function createJsonlBackend(
             lines: options.throughSeq === undefined ? undefined : options.throughSeq + 1,
             target: log,
             at: start,
-            inspect: options.inspect,
+            inspect: undefined,
+            byLine: true,
             pool,
           }),
         header.createdAt,
         childCheckpoint(options.checkpoint, from),
+        async (start, copied) =>
+          (await copyLines({
+            sourcePath: logOf(header.id),
+            from: start,
+            lines: copied.events,
+            size: start + copied.bytes,
+            target: undefined,
+            at: start,
+            inspect: options.inspect,
+            positionsFrom: from,
+            pool,
+          })) !== undefined,
       )
     },
     async readCheckpoint(id) {

@@ -68,7 +68,7 @@ type Batch = {
 
 /**
  * Puts in `batch` the complete lines of `view` from `start` on, at most `most` of them
- * (`chunkStart` is where `view` starts in the file); returns where the last one taken ends in
+ * (`chunkStart` is where `view` starts, in the positions handed out); returns where the last one taken ends in
  * `view` (past its newline), `start` when none is complete. A plain function, not a loop
  * inside the copy, so V8 optimizes it once for every copy (B11).
  */
@@ -144,20 +144,33 @@ export async function copyRange(options: {
  * and writes behind (at their offsets, in the thread pool) while the main thread inspects the
  * current chunk. A torn last line is not copied. Undefined when `inspect` refuses or the file
  * holds fewer than `lines` lines; then some bytes may have been written, and the caller
- * discards `target`.
+ * discards `target`. Without a `target` nothing is written: the lines are only inspected (a
+ * copy read back, decision 0192).
  */
 export async function copyLines(options: {
   readonly sourcePath: string
   readonly from: number
   readonly lines: number | undefined
-  readonly target: FileHandle
+  readonly target: FileHandle | undefined
   readonly at: number
-  /** Copy only bytes below this offset (raw: no lines are looked for), else the file's size. */
+  /**
+   * Copy only bytes below this offset, else the file's size. Without `inspect` or `byLine`
+   * the copy is raw: no lines are looked for.
+   */
   readonly size?: number
   readonly inspect: ((lines: CopiedLines) => boolean) | undefined
+  /** Copy whole lines (`lines` of them, a torn last one left out) with no `inspect`. */
+  readonly byLine?: boolean
+  /**
+   * What `from` is in the positions handed to `inspect` (else `from` itself): a copy read
+   * back reports its lines where they ended in its source.
+   */
+  readonly positionsFrom?: number
   readonly pool: BufferPool
 }): Promise<Copied | undefined> {
   const { from, target, at, inspect, pool } = options
+  const isLined = inspect !== undefined || options.byLine === true
+  const shift = (options.positionsFrom ?? from) - from
   const source = await open(options.sourcePath, 'r')
   const reads: Promise<unknown>[] = []
   const writes: Promise<unknown>[] = []
@@ -204,7 +217,7 @@ export async function copyLines(options: {
       index = (index + 1) % pendingWrites.length
       reading = offset < size ? settled(reads, readAt(index, offset)) : undefined
       let length = bytesRead
-      if (inspect) {
+      if (isLined) {
         const view = buffer.subarray(0, bytesRead)
         let start = 0
         if (spill.length > 0) {
@@ -219,11 +232,11 @@ export async function copyLines(options: {
               bytes: joined,
               starts: [0],
               ends: [joined.length],
-              positions: [end],
+              positions: [end + shift],
               isAscii: false,
               scratch: undefined,
             }
-            if (!inspect(alone)) return undefined
+            if (inspect && !inspect(alone)) return undefined
             complete = end
             start = newline + 1
             if (++lines === most) {
@@ -234,12 +247,14 @@ export async function copyLines(options: {
         }
         if (!isDone && spill.length === 0) {
           batch.bytes = view
-          batch.isAscii = isAscii(view)
-          batch.scratch = scratch ??= pool.take(chunk)
-          const end = collectLines(view, start, chunkStart, batch, most - lines)
+          if (inspect) {
+            batch.isAscii = isAscii(view)
+            batch.scratch = scratch ??= pool.take(chunk)
+          }
+          const end = collectLines(view, start, chunkStart + shift, batch, most - lines)
           const count = batch.positions.length
           if (count > 0) {
-            if (!inspect(batch)) return undefined
+            if (inspect && !inspect(batch)) return undefined
             lines += count
             complete = chunkStart + end
             start = end
@@ -251,15 +266,16 @@ export async function copyLines(options: {
         }
         if (!isDone && start < bytesRead) spill.push(Buffer.from(view.subarray(start)))
       } else complete = offset
-      pendingWrites[current] = settled(
-        writes,
-        writeAt(target, buffer, length, at + (chunkStart - from)),
-      )
+      if (target)
+        pendingWrites[current] = settled(
+          writes,
+          writeAt(target, buffer, length, at + (chunkStart - from)),
+        )
     }
     await Promise.all(writes)
     if (options.lines !== undefined && lines < options.lines) return undefined
     // The bytes of a torn last line were written with their chunk: cut them off.
-    if (offset > complete && inspect && !isDone) await target.truncate(at + (complete - from))
+    if (offset > complete && isLined && !isDone) await target?.truncate(at + (complete - from))
     return { bytes: complete - from, events: lines }
   } finally {
     // A failure with reads or writes in flight: let them settle before closing the handle.
