@@ -196,11 +196,11 @@ export interface Backend {
     options?: ForkCopyOptions,
   ): Promise<{ readonly lease: Lease; readonly isCheckpointed: boolean }>
   /**
-   * `copyPrefix` for a cut whose position is not known, reading the kept records once (B11,
-   * decision 0069): creates session `header.id` holding a byte-exact copy of the source's
-   * events `[0..throughSeq]` (through the last complete record when `throughSeq` is
-   * undefined) and takes its lease, handing the records copied to `inspect` in order, a batch
-   * at a time, before anything is made durable. When `inspect` returns false or the log ends before
+   * `copyPrefix` for a cut whose position is not known (B11, decision 0069): creates session
+   * `header.id` holding a byte-exact copy of the source's events `[0..throughSeq]` (through
+   * the last complete record when `throughSeq` is undefined) and takes its lease, handing the
+   * records copied to `inspect` in order, a batch at a time, before the child's header is
+   * durable (JSONL reads them back from the child while its body syncs, decision 0192). When `inspect` returns false or the log ends before
    * `throughSeq`, nothing is left behind and this returns undefined. Throws what
    * `copyPrefix` throws. Optional: without it the store scans `records` and then copies.
    */

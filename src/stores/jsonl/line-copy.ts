@@ -1,7 +1,8 @@
 /**
- * Copying the lines of a JSONL log into another file, reading each byte once (decision 0069):
- * reads run a chunk ahead and writes behind, at their offsets, in the thread pool, while the
- * main thread hands each chunk's complete lines to an inspector.
+ * Copying the lines of a JSONL log into another file (decision 0069): reads run a chunk ahead
+ * and writes behind, at their offsets, in the thread pool, while the main thread finds each
+ * chunk's complete lines and hands them to an inspector, if any. A fork copies without one and
+ * then reads its copy back for the inspector while the copy syncs (decision 0192).
  */
 import { isAscii } from 'node:buffer'
 import { type FileHandle, open } from 'node:fs/promises'
