@@ -207,7 +207,7 @@ function takeTurnStart(state: Float64Array, turn: unknown, end: number): boolean
 }
 
 function takeCompaction(state: Float64Array, text: string, end: number): boolean {
-  const kept = (JSON.parse(text) as { data?: { firstKeptSeq?: unknown } }).data?.firstKeptSeq
+  const kept = dataOf(text)?.firstKeptSeq
   if (typeof kept !== 'number') return refuse(state)
   state[FROM] = kept
   take(state, 'compaction', end)
@@ -220,7 +220,22 @@ function refuse(state: Float64Array): false {
 }
 
 function turnOfText(text: string): unknown {
-  return (JSON.parse(text) as { data?: { turn?: unknown } }).data?.turn
+  return dataOf(text)?.turn
+}
+
+/**
+ * The `data` of a stored line the scan parses, or undefined when the line is not JSON: the
+ * scan refuses it, and the fork reads and checks the log instead, which names the line.
+ */
+function dataOf(
+  text: string,
+): { readonly turn?: unknown; readonly firstKeptSeq?: unknown } | undefined {
+  try {
+    return (JSON.parse(text) as { data?: { turn?: unknown; firstKeptSeq?: unknown } }).data
+  } catch {
+    // Not JSON: refused by the caller (`dataOf(...)?.field` is undefined).
+    return undefined
+  }
 }
 
 const TURN_START_DATA = Buffer.from('"type":"turn/start","data":{"turn":', 'latin1')

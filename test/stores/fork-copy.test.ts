@@ -195,6 +195,32 @@ describe('fork of an open JSONL session', () => {
   })
 })
 
+describe('fork of a closed JSONL session with a damaged kept line', () => {
+  // The kept scan parses a compaction's and a turn start's data: a line that starts as the
+  // store writes it but is not JSON after that is refused there, and the fork reads and
+  // checks the log instead, which names the line.
+  it.each([
+    ['a compaction', 'compaction', (line: string) => `${line.slice(0, -1)},`],
+    ['a turn start', 'turn/start', (line: string) => line.replace(/"turn":(\d+)/, '"turn":$1x')],
+  ])(
+    'refuses %s that is not JSON, naming it, and leaves no child behind',
+    async (_, type, damage) => {
+      const directory = tempDirectory()
+      const store = await storeOf('jsonl', directory, EVERY_CLOSE)
+      const { id, events } = await written(store, 6)
+      const listed = (await store.list()).length
+      const damaged = events.findIndex((event) => event.type === type)
+      changeStoredLine(directory, id, damaged, damage)
+      const fork = store.fork(id, { atSeq: events.length - 1 })
+      await expect(fork).rejects.toMatchObject({ code: 'LOG_CORRUPT' })
+      await expect(fork).rejects.toThrow(`events.jsonl:${damaged + 2}`)
+      expect(readdirSync(join(directory, 'jsonl', 'sessions'))).toEqual([id])
+      expect((await store.list()).length).toBe(listed)
+      await store.close()
+    },
+  )
+})
+
 describe('fork of an open SQLite session', () => {
   it('refuses to copy an open source whose rows changed after it was opened', async () => {
     const directory = tempDirectory()
@@ -327,8 +353,7 @@ describe("a JSONL fork's inspection", () => {
     const cut = middleCut(events)
     const backend = await backendOf('jsonl', directory)
     const child = { id: randomUUID(), formatVersion: 1, createdAt: 1 } as SessionHeader
-    const logOf = (session: string) =>
-      join(directory, 'jsonl', 'sessions', session, 'events.jsonl')
+    const logOf = (session: string) => join(directory, 'jsonl', 'sessions', session, 'events.jsonl')
     const sourceBytes = readFileSync(logOf(id))
     const sourceStart = sourceBytes.indexOf(10) + 1
     const keptEnd = lineEnds(sourceBytes)[cut]!
@@ -359,6 +384,27 @@ describe("a JSONL fork's inspection", () => {
     expect(texts).toEqual(kept.toString('utf8').split('\n').slice(0, -1))
     expect(positions).toEqual(lineEnds(sourceBytes).slice(0, cut + 1))
     expect(positions.length).toBeGreaterThan(2)
+  })
+
+  it('that fails, fails the fork and leaves no child behind', async () => {
+    const directory = tempDirectory()
+    const store = await storeOf('jsonl', directory, EVERY_CLOSE)
+    const { id, events } = await written(store, 6)
+    await store.close()
+    const backend = await backendOf('jsonl', directory)
+    const child = { id: randomUUID(), formatVersion: 1, createdAt: 1 } as SessionHeader
+    const copy = backend.copyInspected!(id, child, {
+      throughSeq: middleCut(events),
+      inspect: () => {
+        throw new Error('the inspector failed')
+      },
+    })
+    await expect(copy).rejects.toMatchObject({
+      code: 'STORE',
+      message: expect.stringMatching(/cannot create session .*the inspector failed/),
+    })
+    await backend.close()
+    expect(readdirSync(join(directory, 'jsonl', 'sessions'))).toEqual([id])
   })
 
   it('refused after the copy, leaves no child behind and the source as it was', async () => {

@@ -188,7 +188,11 @@ export async function createJsonlBackend(
       }
       if (copied) return { lease, eventCount: copied.events, isCheckpointed }
     } catch (error) {
-      await lease.release()
+      // Nothing is left behind, as when the body refuses (below): the failure is reported,
+      // not a failure to clean up after it.
+      await rm(logOf(header.id), { force: true }).catch(() => {})
+      await lease.release().catch(() => {})
+      await rm(directory, { recursive: true, force: true }).catch(() => {})
       throw storeFailure(`cannot create session ${header.id} in ${directory}`, error)
     }
     // The body refused the copy: no session is left behind (without its log, the directory
