@@ -77,46 +77,78 @@ const IS_REFUSED = 8
 const START = 9
 /** The characters before the open range (`RangeSums.fromCharacters`). */
 const RANGE_FROM = 10
+/** The index in `expected` of the next range of the source's to check. */
+const EXPECTED = 11
 
-/** `rangeCharacters`: where ranges close (`CheckpointPolicy.rangeCharacters`). */
+/**
+ * `rangeCharacters`: where ranges close (`CheckpointPolicy.rangeCharacters`). `expected`: the
+ * ranges of the source's checkpoint, when it has one. The kept records are summed range by
+ * range as the source summed them, and a record is refused where one does not match (its CRC,
+ * where it ends, the characters through it): a fork then reads and checks the log rather than
+ * vouch for bytes its source did not write (decision 0192). Those that match are the child's
+ * ranges too; past the last of them, ranges close at `rangeCharacters`.
+ */
 export function createKeptScanner(
   form: ChecksumForm,
   rangeCharacters: number = DEFAULT_CHECKPOINT_POLICY.rangeCharacters,
+  expected: readonly CheckpointRange[] = [],
 ): KeptScanner {
-  const state = new Float64Array(11)
+  const state = new Float64Array(12)
   state[OPEN_TURN_SEQ] = -1
   state[HEADER_SEQ] = -1
   /** The closed ranges; `state[CHECKSUM]` is the open one's CRC. */
   const ranges: CheckpointRange[] = []
-  const closeRange = () => closeScannedRange(state, ranges, rangeCharacters)
+  const closeRange = () => {
+    // Inside the source's ranges, they alone close one (`closeExpected`).
+    if (state[EXPECTED]! >= expected.length) closeScannedRange(state, ranges, rangeCharacters)
+  }
   return {
     addTexts(texts, positions) {
       if (state[IS_REFUSED]) return false
+      let summed = 0
       for (let index = 0; index < texts.length; index++) {
         const text = texts[index]!
         if (!takeText(state, text, positions[index]!)) return false
         state[CHARACTERS]! += text.length
+        if (isExpectedEnd(state, expected)) {
+          state[CHECKSUM] = checksumOfTexts(
+            form,
+            texts,
+            summed,
+            index + 1,
+            itself,
+            state[CHECKSUM]!,
+          )
+          if (!closeExpected(state, ranges, expected)) return false
+          summed = index + 1
+        }
       }
-      state[CHECKSUM] = textsChecksum(form, texts, state[CHECKSUM]!)
+      state[CHECKSUM] = checksumOfTexts(form, texts, summed, texts.length, itself, state[CHECKSUM]!)
       closeRange()
       return true
     },
     addRecords(batch) {
       if (state[IS_REFUSED]) return false
       let count = 0
+      let summed = 0
       for (; count < batch.length; count++) {
         const record = batch[count]!
         if (record.kind === 'torn') break
         if (!takeText(state, record.text, record.position)) return false
         state[CHARACTERS]! += record.text.length
+        if (isExpectedEnd(state, expected)) {
+          state[CHECKSUM] = checksumOfRecords(form, batch, summed, count + 1, state[CHECKSUM]!)
+          if (!closeExpected(state, ranges, expected)) return false
+          summed = count + 1
+        }
       }
       // In the `bytes` form, one CRC over the bytes the batch was read from.
-      state[CHECKSUM] = checksumOfRecords(form, batch, 0, count, state[CHECKSUM]!)
+      state[CHECKSUM] = checksumOfRecords(form, batch, summed, count, state[CHECKSUM]!)
       closeRange()
       return true
     },
     addLines(lines) {
-      const isTaken = scanLines(state, lines, form)
+      const isTaken = scanLines(state, lines, form, ranges, expected)
       if (isTaken) closeRange()
       return isTaken
     },
@@ -149,6 +181,33 @@ export function createKeptScanner(
   }
 }
 
+/** Whether the record just taken is where the next of the source's ranges ends. */
+function isExpectedEnd(state: Float64Array, expected: readonly CheckpointRange[]): boolean {
+  return expected[state[EXPECTED]!]?.throughSeq === state[SEQ]! - 1
+}
+
+/**
+ * Checks the open range, summed through the record just taken, against the source's that ends
+ * there, and closes it as the source did; refuses when they differ (`createKeptScanner`).
+ */
+function closeExpected(
+  state: Float64Array,
+  ranges: CheckpointRange[],
+  expected: readonly CheckpointRange[],
+): boolean {
+  const range = expected[state[EXPECTED]!]!
+  const isMatching =
+    state[CHECKSUM] === range.crc &&
+    state[POSITION] === range.position &&
+    state[CHARACTERS] === range.characters
+  if (!isMatching) return refuse(state)
+  ranges.push(range)
+  state[CHECKSUM] = 0
+  state[RANGE_FROM] = range.characters
+  state[EXPECTED]!++
+  return true
+}
+
 /** Closes the open range at the last record taken, if it is due (`closeRangeIfDue`). */
 function closeScannedRange(state: Float64Array, ranges: CheckpointRange[], size: number): void {
   if (state[SEQ] === 0) return
@@ -169,9 +228,16 @@ function takeText(state: Float64Array, text: string, end: number): boolean {
 }
 
 /** `KeptScanner.addLines`. */
-function scanLines(state: Float64Array, lines: CopiedLines, form: ChecksumForm): boolean {
+function scanLines(
+  state: Float64Array,
+  lines: CopiedLines,
+  form: ChecksumForm,
+  ranges: CheckpointRange[],
+  expected: readonly CheckpointRange[],
+): boolean {
   if (state[IS_REFUSED]) return false
   const { bytes, starts, ends, positions, isAscii } = lines
+  let summed = 0
   for (let index = 0; index < positions.length; index++) {
     const start = starts[index]!
     const end = ends[index]!
@@ -184,8 +250,13 @@ function scanLines(state: Float64Array, lines: CopiedLines, form: ChecksumForm):
       if (!takeCompaction(state, bytes.toString('utf8', start, end), position)) return false
     } else take(state, type, position)
     state[CHARACTERS]! += isAscii ? end - start : bytes.toString('utf8', start, end).length
+    if (isExpectedEnd(state, expected)) {
+      state[CHECKSUM] = stretchChecksum(form, lines, summed, index + 1, state[CHECKSUM]!)
+      if (!closeExpected(state, ranges, expected)) return false
+      summed = index + 1
+    }
   }
-  state[CHECKSUM] = linesChecksum(form, lines, state[CHECKSUM]!)
+  state[CHECKSUM] = stretchChecksum(form, lines, summed, positions.length, state[CHECKSUM]!)
   return true
 }
 
@@ -268,14 +339,6 @@ function turnOfBytes(bytes: Buffer, start: number, end: number): unknown {
 let joinBuffer: Buffer = Buffer.allocUnsafe(0)
 
 const NEWLINE = new Uint8Array([10])
-
-/**
- * Continues a checksum in `form` over stored lines given as text, a stretch of them per CRC
- * call (decision 0171).
- */
-function textsChecksum(form: ChecksumForm, texts: readonly string[], previous: number): number {
-  return checksumOfTexts(form, texts, 0, texts.length, itself, previous)
-}
 
 const itself = (text: string) => text
 
@@ -477,8 +540,10 @@ export async function scanKept(
   id: string,
   cut: number | undefined,
   rangeCharacters?: number,
+  /** The source checkpoint's ranges, to check the kept records against (`createKeptScanner`). */
+  expected?: readonly CheckpointRange[],
 ): Promise<KeptScanResult | undefined> {
-  const scanner = createKeptScanner(backend.checksumForm ?? 'text', rangeCharacters)
+  const scanner = createKeptScanner(backend.checksumForm ?? 'text', rangeCharacters, expected)
   for await (const batch of backend.records(id, cut === undefined ? {} : { throughSeq: cut }))
     if (!scanner.addRecords(batch)) return undefined
   return scanner.result(cut)

@@ -32,6 +32,7 @@ import {
   parseCheckpoint,
 } from './checkpoint.js'
 import {
+  type CheckpointRange,
   closeRangeIfDue,
   emptyRangeSums,
   type RangeSums,
@@ -547,7 +548,7 @@ export function createSessionStore(backend: Backend, options: StoreOptions = {})
       })
     }
     if (session.residentFrom > 0 || (cut >= 0 && position === undefined))
-      return forkStored(source, atSeq ?? cut, open.boundaries())
+      return forkStored(source, atSeq ?? cut, open.boundaries(), undefined, basis?.ranges)
     const events = session.residentEvents.slice(0, end + 1)
     forkCut(source.id, events, cut)
     const header = childHeader(source, cut)
@@ -587,15 +588,20 @@ export function createSessionStore(backend: Backend, options: StoreOptions = {})
     known?: Uint8Array,
     /** The source's checkpoint, when the caller started reading it. */
     checkpoint?: Promise<Checkpoint | undefined>,
+    /** The ranges an open source summed of what it wrote, beside `known`. */
+    knownRanges?: readonly CheckpointRange[],
   ): Promise<StoredSession> {
     const id = source.id
-    const boundaries = known ?? (await (checkpoint ?? readCheckpoint(id)))?.checker.boundaries
+    const sourceCheckpoint = known ? undefined : await (checkpoint ?? readCheckpoint(id))
+    const boundaries = known ?? sourceCheckpoint?.checker.boundaries
+    /** What the source summed of its records: the scan checks the kept ones against it. */
+    const expected = known ? knownRanges : sourceCheckpoint?.ranges
     const isScanEnough = !checkInvariants || boundaries !== undefined
     // One pass: the kept bytes are copied and scanned as they are read (decision 0069).
     const isOnePass = isScanEnough && backend.copyInspected !== undefined && atSeq !== undefined
     if (isOnePass) {
       const header = childHeader(source, atSeq)
-      const copied = await copyScanned(source, header, atSeq, boundaries)
+      const copied = await copyScanned(source, header, atSeq, boundaries, expected)
       if (copied) {
         const { scan, lease, isCheckpointed } = copied
         if (scan.openTurnSeq === undefined)
@@ -607,10 +613,10 @@ export function createSessionStore(backend: Backend, options: StoreOptions = {})
     // After a refused one-pass copy, a scan would refuse the same records: read and check.
     let scan =
       isScanEnough && !isOnePass
-        ? await scanKept(backend, id, atSeq, policy.rangeCharacters)
+        ? await scanKept(backend, id, atSeq, policy.rangeCharacters, expected)
         : undefined
     if (scan && atSeq === undefined && scan.openTurnSeq !== undefined)
-      scan = await scanKept(backend, id, scan.openTurnSeq - 1, policy.rangeCharacters)
+      scan = await scanKept(backend, id, scan.openTurnSeq - 1, policy.rangeCharacters, expected)
     const end = scan?.lastSeq ?? -1
     if (scan && end >= 0) {
       if (scan.openTurnSeq !== undefined) throw openTurnAt(id, end, scan)
@@ -656,11 +662,13 @@ export function createSessionStore(backend: Backend, options: StoreOptions = {})
     header: SessionHeader,
     cut: number,
     boundaries: Uint8Array | undefined,
+    /** The source checkpoint's ranges (`createKeptScanner`). */
+    expected: readonly CheckpointRange[] | undefined,
   ): Promise<
     | { readonly scan: KeptScanResult; readonly lease: Lease; readonly isCheckpointed: boolean }
     | undefined
   > {
-    const scanner = createKeptScanner(checksumForm, policy.rangeCharacters)
+    const scanner = createKeptScanner(checksumForm, policy.rangeCharacters, expected)
     const copied = await backend.copyInspected!(source.id, header, {
       throughSeq: cut,
       inspect: (records) => scanner.add(records),

@@ -40,11 +40,15 @@ const MANY_TURNS = 360
 /** Long prompts with non-ASCII text (accents, an arrow, an astral emoji). */
 const prompt = (turn: number) => `turn ${turn}: ${'déjà vu → 🙂 plain words '.repeat(400)}`
 
-/** Writes a closed session of `turns` turns with a compaction after the first half. */
+/**
+ * Writes a closed session of `turns` turns with a compaction after the first half, each turn
+ * made durable as the agent does (so its checkpoint has a range per MiB or so).
+ */
 async function written(store: SessionStore, turns: number) {
   const session = await store.create({ title: 'fork source' })
   for (let turn = 1; turn <= turns; turn++) {
     appendAll(session, closedTurn(turn, prompt(turn)))
+    await session.flush()
     // Keeps from the start of turn 3 (each turn is 12 events).
     if (turn === Math.floor(turns / 2)) appendAll(session, [compaction(24)])
   }
@@ -219,6 +223,89 @@ describe('fork of a closed JSONL session with a damaged kept line', () => {
       await store.close()
     },
   )
+})
+
+describe.each(FILE_STORE_KINDS)('fork of a %s session whose kept records changed', (kind) => {
+  /** Changes the data of the stored record of `seq` (a `user/message`), its envelope kept. */
+  function changeRecord(
+    directory: string,
+    id: string,
+    seq: number,
+    change: (line: string) => string,
+  ) {
+    if (kind === 'jsonl') return changeStoredLine(directory, id, seq, change)
+    const db = new Database(join(directory, 'sessions.db'))
+    const select = db.prepare('SELECT line FROM events WHERE session_id = ? AND seq = ?').pluck()
+    const line = select.get(id, seq) as string
+    db.prepare('UPDATE events SET line = ? WHERE session_id = ? AND seq = ?').run(
+      change(line),
+      id,
+      seq,
+    )
+    db.close()
+  }
+
+  // Decision 0192: the kept records are summed range by range against the source's checkpoint.
+  it('reads and checks them when they are not what its checkpoint summed, naming a broken one', async () => {
+    const directory = tempDirectory()
+    const store = await storeOf(kind, directory, EVERY_CLOSE)
+    const { id, events } = await written(store, MANY_TURNS)
+    const cut = middleCut(events)
+    const message = events.findIndex((event, seq) => seq > 1000 && event.type === 'user/message')
+    expect(message).toBeLessThan(cut)
+    const listed = (await store.list()).length
+    // The envelope as the store writes it, the data no longer JSON: a scan of envelopes
+    // alone would copy it and vouch for it.
+    // Open here too (from its checkpoint, before the change): it knows the ranges it wrote.
+    const open = await store.open(id)
+    changeRecord(directory, id, message, (line) => line.replace('"data":{', '"data":['))
+    for (const source of [open, undefined]) {
+      await expect(store.fork(id, { atSeq: cut })).rejects.toMatchObject({
+        code: 'LOG_CORRUPT',
+        message: expect.stringMatching(
+          kind === 'jsonl' ? `events.jsonl:${message + 2}` : `seq ${message}`,
+        ),
+      })
+      await source?.close()
+    }
+    expect((await store.list()).length).toBe(listed)
+    await store.close()
+  })
+
+  it('forks what the log holds when a change is still an event, read and checked', async () => {
+    const directory = tempDirectory()
+    const inner = await backendOf(kind, directory)
+    const reads = { records: 0 }
+    const backend: Backend = {
+      ...inner,
+      async *records(id, range) {
+        for await (const batch of inner.records(id, range)) {
+          reads.records += batch.length
+          yield batch
+        }
+      },
+    }
+    const store = createSessionStore(backend, EVERY_CLOSE)
+    const { id, events } = await written(store, MANY_TURNS)
+    const cut = middleCut(events)
+    const message = events.findIndex((event, seq) => seq > 1000 && event.type === 'user/message')
+    // The same length, so only the checksum can tell.
+    changeRecord(directory, id, message, (line) => line.replace('turn ', 'TURN '))
+    reads.records = 0
+    const child = await store.fork(id, { atSeq: cut })
+    await child.close()
+    expect(reads.records).toBeGreaterThan(cut)
+    const source = await storedLines(kind, directory, id)
+    expect(source[message]).toContain('TURN ')
+    expect(await storedLines(kind, directory, child.header.id)).toEqual(source.slice(0, cut + 1))
+    // The child's own checkpoint sums what it holds: it reopens from it.
+    const reopened = await store.open(child.header.id)
+    expect((await allEvents(reopened)).map((event) => event.seq)).toEqual(
+      events.slice(0, cut + 1).map((event) => event.seq),
+    )
+    await reopened.close()
+    await store.close()
+  })
 })
 
 describe('fork of an open SQLite session', () => {
