@@ -75,6 +75,22 @@ function middleCut(events: readonly SessionEvent[]): number {
   throw new Error('no turn end after the middle')
 }
 
+/** A store over `directory` that counts the records read through its backend's `records`. */
+async function countingStore(kind: StoreKind, directory: string) {
+  const inner = await backendOf(kind, directory)
+  const reads = { records: 0 }
+  const backend: Backend = {
+    ...inner,
+    async *records(id, range) {
+      for await (const batch of inner.records(id, range)) {
+        reads.records += batch.length
+        yield batch
+      }
+    },
+  }
+  return { store: createSessionStore(backend, EVERY_CLOSE), reads }
+}
+
 /** The stored lines of session `id`, read through a second backend on the same files. */
 async function storedLines(kind: StoreKind, directory: string, id: string): Promise<string[]> {
   const backend = await backendOf(kind, directory)
@@ -120,20 +136,9 @@ describe.each(STORE_KINDS)('fork at a middle seq in the %s store', (kind) => {
 describe.each(FILE_STORE_KINDS)('fork by copy in the %s store', (kind) => {
   it('copies the kept records byte for byte', async () => {
     const directory = tempDirectory()
-    const inner = await backendOf(kind, directory)
-    const reads = { records: 0 }
     // Counts what the store reads through `records`: a one-pass copy reads none (decisions
     // 0069, 0019).
-    const backend: Backend = {
-      ...inner,
-      async *records(id, range) {
-        for await (const batch of inner.records(id, range)) {
-          reads.records += batch.length
-          yield batch
-        }
-      },
-    }
-    const store = createSessionStore(backend, EVERY_CLOSE)
+    const { store, reads } = await countingStore(kind, directory)
     const { id, events } = await written(store, MANY_TURNS)
     const cut = middleCut(events)
     reads.records = 0
@@ -274,18 +279,7 @@ describe.each(FILE_STORE_KINDS)('fork of a %s session whose kept records changed
 
   it('forks what the log holds when a change is still an event, read and checked', async () => {
     const directory = tempDirectory()
-    const inner = await backendOf(kind, directory)
-    const reads = { records: 0 }
-    const backend: Backend = {
-      ...inner,
-      async *records(id, range) {
-        for await (const batch of inner.records(id, range)) {
-          reads.records += batch.length
-          yield batch
-        }
-      },
-    }
-    const store = createSessionStore(backend, EVERY_CLOSE)
+    const { store, reads } = await countingStore(kind, directory)
     const { id, events } = await written(store, MANY_TURNS)
     const cut = middleCut(events)
     const message = events.findIndex((event, seq) => seq > 1000 && event.type === 'user/message')
