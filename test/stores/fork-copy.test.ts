@@ -134,6 +134,33 @@ describe.each(STORE_KINDS)('fork at a middle seq in the %s store', (kind) => {
 })
 
 describe.each(FILE_STORE_KINDS)('fork by copy in the %s store', (kind) => {
+  it("forks a closed fork from the ranges its checkpoint took from its source's", async () => {
+    const directory = tempDirectory()
+    const { store, reads } = await countingStore(kind, directory)
+    const { id, events } = await written(store, MANY_TURNS)
+    const cut = middleCut(events)
+    const child = await store.fork(id, { atSeq: cut })
+    await child.close()
+    // A turn end two turns (12 events each) or so before the child's end.
+    let grandchildCut = cut - 20
+    while (events[grandchildCut]!.type !== 'turn/end') grandchildCut--
+    // The child's checkpoint has ranges below the cut to check the grandchild's records with.
+    const backend = await backendOf(kind, directory)
+    const stored = await backend.readCheckpoint!(child.header.id)
+    await backend.close()
+    const { ranges } = parseCheckpoint(stored!)!
+    expect(ranges.filter((range) => range.throughSeq <= grandchildCut).length).toBeGreaterThan(0)
+    reads.records = 0
+    const grandchild = await store.fork(child.header.id, { atSeq: grandchildCut })
+    await grandchild.close()
+    // Every range checked matched (decision 0192): nothing was read and checked instead.
+    expect(reads.records).toBe(0)
+    const reopened = await store.open(grandchild.header.id)
+    expect(await allEvents(reopened)).toEqual(events.slice(0, grandchildCut + 1))
+    await reopened.close()
+    await store.close()
+  })
+
   it('copies the kept records byte for byte', async () => {
     const directory = tempDirectory()
     // Counts what the store reads through `records`: a one-pass copy reads none (decisions
