@@ -190,17 +190,22 @@ export async function createJsonlBackend(
     } catch (error) {
       // Nothing is left behind, as when the body refuses (below): the failure is reported,
       // not a failure to clean up after it.
-      await rm(logOf(header.id), { force: true }).catch(() => {})
-      await lease.release().catch(() => {})
-      await rm(directory, { recursive: true, force: true }).catch(() => {})
+      await discardCreated(header.id, lease).catch(() => {})
       throw storeFailure(`cannot create session ${header.id} in ${directory}`, error)
     }
-    // The body refused the copy: no session is left behind (without its log, the directory
-    // would be none anyway, see `exists`).
-    await rm(logOf(header.id), { force: true })
-    await lease.release()
-    await rm(directory, { recursive: true, force: true })
+    // The body refused the copy: no session is left behind.
+    await discardCreated(header.id, lease)
     return undefined
+  }
+
+  /**
+   * Removes what `createWith` made of session `id`: the log first (without it the directory is
+   * no session, see `exists`), then the lease and the directory.
+   */
+  async function discardCreated(id: string, lease: Lease): Promise<void> {
+    await rm(logOf(id), { force: true })
+    await lease.release()
+    await rm(directoryOf(id), { recursive: true, force: true })
   }
 
   /** Writes a checkpoint beside the log and renames it over the old one (no sync). */

@@ -69,9 +69,9 @@ type Batch = {
 
 /**
  * Puts in `batch` the complete lines of `view` from `start` on, at most `most` of them
- * (`chunkStart` is where `view` starts, in the positions handed out); returns where the last one taken ends in
- * `view` (past its newline), `start` when none is complete. A plain function, not a loop
- * inside the copy, so V8 optimizes it once for every copy (B11).
+ * (`chunkStart` is where `view` starts, in the positions handed out); returns where the last
+ * one taken ends in `view` (past its newline), `start` when none is complete. A plain
+ * function, not a loop inside the copy, so V8 optimizes it once for every copy (B11).
  */
 function collectLines(
   view: Buffer,
